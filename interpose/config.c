@@ -1,0 +1,95 @@
+/* config.c — reading and validating GPULEDGER_* variables (see config.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+int gl_parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
+{
+    if (!s || !*s)
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || *end || s[0] == '-' || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int gl_parse_bool(const char *s, int *out)
+{
+    static const char *const yes[] = {"1", "yes", "true", "on"};
+    static const char *const no[] = {"0", "no", "false", "off"};
+    if (!s)
+        return -1;
+    for (size_t i = 0; i < 4; i++) {
+        if (!strcasecmp(s, yes[i])) {
+            *out = 1;
+            return 0;
+        }
+        if (!strcasecmp(s, no[i])) {
+            *out = 0;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static void load_uint(const char *name, unsigned long lo, unsigned long hi, unsigned long *val,
+                      void (*warn)(const char *))
+{
+    const char *s = getenv(name);
+    if (!s)
+        return;
+    if (gl_parse_uint(s, lo, hi, val) != 0) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s='%s' is not a whole number in %lu..%lu; using %lu", name, s, lo, hi, *val);
+        warn(msg);
+    }
+}
+
+static void load_bool(const char *name, int *val, void (*warn)(const char *))
+{
+    const char *s = getenv(name);
+    if (!s)
+        return;
+    if (gl_parse_bool(s, val) != 0) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s='%s' is not 0/1/yes/no/true/false/on/off; using %d", name, s, *val);
+        warn(msg);
+    }
+}
+
+void gl_config_load(struct gl_config *c, void (*warn)(const char *msg))
+{
+    unsigned long depth = 48, slots = 16384, wait = 100, commit = 50;
+    int disable = 0;
+    memset(c, 0, sizeof(*c));
+    c->symbolize = 1;
+    c->cupti = 1;
+    c->python = 1;
+    load_bool("GPULEDGER_DISABLE", &disable, warn);
+    c->enabled = !disable;
+    c->output = getenv("GPULEDGER_OUTPUT");
+    if (!c->output || !*c->output)
+        c->output = "gpuledger-%p.db";
+    load_uint("GPULEDGER_STACK_DEPTH", 0, 256, &depth, warn);
+    load_uint("GPULEDGER_QUEUE_SLOTS", 64, 1UL << 24, &slots, warn);
+    load_uint("GPULEDGER_FULL_WAIT_MS", 0, 60000, &wait, warn);
+    load_uint("GPULEDGER_COMMIT_MS", 1, 100, &commit, warn);
+    load_bool("GPULEDGER_SYMBOLIZE", &c->symbolize, warn);
+    load_bool("GPULEDGER_QUIET", &c->quiet, warn);
+    load_bool("GPULEDGER_CUPTI", &c->cupti, warn);
+    load_bool("GPULEDGER_PYTHON", &c->python, warn);
+    c->stack_depth = (unsigned)depth;
+    c->queue_slots = slots;
+    c->full_wait_ms = (unsigned)wait;
+    c->commit_ms = (unsigned)commit;
+    c->manifest = getenv("GPULEDGER_MANIFEST");
+    if (c->manifest && !*c->manifest)
+        c->manifest = NULL;
+}

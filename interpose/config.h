@@ -1,0 +1,30 @@
+/* config.h — the GPULEDGER_* environment variables, read once at start-up.
+ * A bad value never stops the host job: it is reported on stderr (one line)
+ * and the default is used. The table in README.md lists every variable. */
+#ifndef GL_CONFIG_H
+#define GL_CONFIG_H
+
+#include <stddef.h>
+
+struct gl_config {
+    int enabled;          /* GPULEDGER_DISABLE=1 turns everything off */
+    const char *output;   /* GPULEDGER_OUTPUT pattern, default gpuledger-%p.db */
+    unsigned stack_depth; /* GPULEDGER_STACK_DEPTH, 0..256, default 48 */
+    size_t queue_slots;   /* GPULEDGER_QUEUE_SLOTS, default 16384 */
+    unsigned full_wait_ms;/* GPULEDGER_FULL_WAIT_MS: producer wait on a full queue, default 100 */
+    unsigned commit_ms;   /* GPULEDGER_COMMIT_MS, 1..100, default 50 */
+    int symbolize;        /* GPULEDGER_SYMBOLIZE, default 1 */
+    int quiet;            /* GPULEDGER_QUIET=1: no informational lines */
+    int cupti;            /* GPULEDGER_CUPTI, default 1 (issue: cupti/) */
+    int python;           /* GPULEDGER_PYTHON, default 1 */
+    const char *manifest; /* GPULEDGER_MANIFEST: file the launcher reads back */
+};
+
+/* Parse from getenv. warn(msg) is called once per bad value. */
+void gl_config_load(struct gl_config *c, void (*warn)(const char *msg));
+
+/* Parsing helpers, exposed for the unit tests. Return 0 on success. */
+int gl_parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out);
+int gl_parse_bool(const char *s, int *out);
+
+#endif

@@ -1,0 +1,270 @@
+/* lifecycle.c — start-up, fork, exec, exit and fatal signals for the
+ * preloaded library: everything that decides when recording starts and how
+ * the database is finished, so that an exit, an exec or a crash still leaves
+ * a complete, committed file behind. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "real.h"
+#include "recorder.h"
+#include "stack.h"
+#include "state.h"
+
+struct gl_state gl_st = {.exit_code = -1};
+
+void gl_thread_reset(int depth);
+
+void gl_warn(const char *fmt, ...)
+{
+    char buf[1024];
+    int n = snprintf(buf, sizeof buf, "gpuledger: ");
+    va_list ap;
+    va_start(ap, fmt);
+    int m = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    size_t len = (size_t)n + (m > 0 ? (size_t)m : 0);
+    if (len > sizeof buf - 2)
+        len = sizeof buf - 2;
+    buf[len++] = '\n';
+    int saved = errno;
+    if (write(STDERR_FILENO, buf, len) < 0)
+        errno = saved;
+    errno = saved;
+}
+
+static void warn_config(const char *msg)
+{
+    gl_warn("%s", msg);
+}
+
+/* ---- fatal signals ------------------------------------------------------ */
+
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+#define NFATAL (sizeof fatal_signals / sizeof fatal_signals[0])
+
+static void on_fatal_signal(int sig)
+{
+    int saved = errno;
+    atomic_store(&gl_st.exit_signal, sig);
+    gl_flush_sync(2000);
+    /* Back to the default action and deliver the signal again: the process
+     * ends exactly as it would have without us. */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, NULL);
+    errno = saved;
+    raise(sig);
+}
+
+static void install_signal_handlers(void)
+{
+    for (size_t i = 0; i < NFATAL; i++) {
+        struct sigaction old;
+        if (sigaction(fatal_signals[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL ||
+            (old.sa_flags & SA_SIGINFO))
+            continue; /* the program (or its launcher) has its own: leave it */
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESTART;
+        sigaction(fatal_signals[i], &sa, NULL);
+    }
+}
+
+/* ---- start-up ----------------------------------------------------------- */
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void fork_child(void)
+{
+    /* Only the forking thread exists here. The parent's SQLite connection
+     * must never be used (nor closed) in the child: leave it, and start a
+     * fresh database of the child's own on its first event. */
+    gl_thread_reset(0);
+    if (atomic_load(&gl_st.phase) != GL_PHASE_RECORDING)
+        return;
+    gl_queue_reset(&gl_st.queue);
+    atomic_store(&gl_st.writer_state, 0);
+    atomic_store(&gl_st.stop, 0);
+    atomic_store(&gl_st.flush_req, 0);
+    atomic_store(&gl_st.flush_done, 0);
+    atomic_store(&gl_st.truncated, 0);
+    atomic_store(&gl_st.congested, 0);
+    atomic_store(&gl_st.exit_code, -1);
+    atomic_store(&gl_st.exit_signal, 0);
+    gl_st.db_path[0] = 0;
+    gl_st.start_ns = gl_now_ns();
+    gl_st.pid = getpid();
+}
+
+static void init_once_fn(void)
+{
+    gl_st.start_ns = gl_now_ns();
+    gl_st.pid = getpid();
+    gl_config_load(&gl_st.cfg, warn_config);
+    gl_real_init();
+    if (!gl_st.cfg.enabled) {
+        atomic_store(&gl_st.phase, GL_PHASE_DISABLED);
+        return;
+    }
+    gl_stack_init();
+    if (gl_queue_init(&gl_st.queue, gl_st.cfg.queue_slots, gl_st.cfg.stack_depth + GL_STACK_SLACK) != 0) {
+        gl_warn("cannot map the event queue (%s); the program runs on unprofiled", strerror(errno));
+        atomic_store(&gl_st.phase, GL_PHASE_DISABLED);
+        return;
+    }
+    pthread_atfork(NULL, NULL, fork_child);
+    install_signal_handlers();
+    atomic_store(&gl_st.phase, GL_PHASE_RECORDING);
+}
+
+void gl_init(void)
+{
+    int saved = errno;
+    pthread_once(&init_once, init_once_fn);
+    errno = saved;
+}
+
+__attribute__((constructor)) static void gl_constructor(void)
+{
+    gl_init();
+}
+
+/* ---- flush and shutdown ------------------------------------------------- */
+
+int gl_flush_sync(unsigned timeout_ms)
+{
+    if (atomic_load(&gl_st.writer_state) != 1)
+        return 0;
+    uint64_t req = atomic_fetch_add(&gl_st.flush_req, 1) + 1;
+    struct timespec nap = {0, 200000};
+    for (unsigned waited = 0; waited < timeout_ms * 5; waited++) {
+        if (atomic_load(&gl_st.flush_done) >= req || atomic_load(&gl_st.writer_state) != 1)
+            return 0;
+        nanosleep(&nap, NULL);
+    }
+    return -1;
+}
+
+void gl_shutdown(void)
+{
+    static _Atomic int done;
+    if (atomic_exchange(&done, 1))
+        return;
+    int saved = errno;
+    int ph = atomic_exchange(&gl_st.phase, GL_PHASE_STOPPED);
+    if (atomic_load(&gl_st.writer_state) == 1) {
+        atomic_store(&gl_st.stop, 1);
+        struct timespec nap = {0, 1000000};
+        for (int i = 0; i < 10000 && atomic_load(&gl_st.writer_state) == 1; i++)
+            nanosleep(&nap, NULL);
+        if (atomic_load(&gl_st.writer_state) == 2)
+            pthread_join(gl_st.writer, NULL);
+        else
+            gl_warn("the writer did not finish within 10 s; %s may lack the last events", gl_st.db_path);
+    }
+    (void)ph;
+    errno = saved;
+}
+
+__attribute__((destructor)) static void gl_destructor(void)
+{
+    gl_shutdown();
+}
+
+/* ---- exit status ---------------------------------------------------------
+ * main's return value reaches exit() inside libc, where no wrapper sees it,
+ * so __libc_start_main is wrapped to learn it. exit, _exit and _Exit called
+ * by the program are wrapped too. */
+
+typedef int (*main_fn)(int, char **, char **);
+static main_fn real_main;
+
+static int main_wrapper(int argc, char **argv, char **envp)
+{
+    int rc = real_main(argc, argv, envp);
+    atomic_store(&gl_st.exit_code, rc & 0xff);
+    return rc;
+}
+
+GL_EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void), void (*fini)(void),
+                      void (*rtld_fini)(void), void *stack_end)
+{
+    typedef int (*lsm_fn)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *);
+    lsm_fn real = (lsm_fn)gl_real_next("__libc_start_main");
+    real_main = main;
+    return real(main_wrapper, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
+GL_EXPORT void exit(int status)
+{
+    typedef void (*exit_fn)(int);
+    atomic_store(&gl_st.exit_code, status & 0xff);
+    exit_fn real = (exit_fn)gl_real_next("exit");
+    real(status);
+    __builtin_unreachable();
+}
+
+GL_EXPORT void _exit(int status)
+{
+    typedef void (*exit_fn)(int);
+    /* A vfork child shares our memory but not our pid: it must not stop
+     * the parent's recording. */
+    if (getpid() == gl_st.pid) {
+        atomic_store(&gl_st.exit_code, status & 0xff);
+        gl_shutdown();
+    }
+    exit_fn real = (exit_fn)gl_real_next("_exit");
+    real(status);
+    __builtin_unreachable();
+}
+
+GL_EXPORT void _Exit(int status)
+{
+    _exit(status);
+}
+
+/* ---- exec ----------------------------------------------------------------
+ * exec replaces the image without running exit handlers: commit what is
+ * queued first. If the exec fails the program goes on, still recorded. */
+
+#define EXEC_FLUSH() gl_flush_sync(2000)
+
+GL_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+    typedef int (*fn)(const char *, char *const[], char *const[]);
+    EXEC_FLUSH();
+    return ((fn)gl_real_next("execve"))(path, argv, envp);
+}
+
+GL_EXPORT int execv(const char *path, char *const argv[])
+{
+    typedef int (*fn)(const char *, char *const[]);
+    EXEC_FLUSH();
+    return ((fn)gl_real_next("execv"))(path, argv);
+}
+
+GL_EXPORT int execvp(const char *file, char *const argv[])
+{
+    typedef int (*fn)(const char *, char *const[]);
+    EXEC_FLUSH();
+    return ((fn)gl_real_next("execvp"))(file, argv);
+}
+
+GL_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    typedef int (*fn)(const char *, char *const[], char *const[]);
+    EXEC_FLUSH();
+    return ((fn)gl_real_next("execvpe"))(file, argv, envp);
+}

@@ -1,0 +1,107 @@
+/* queue.c — the bounded lock-free MPSC ring described in queue.h. */
+#include "queue.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+struct slot_head {
+    _Atomic uint64_t seq;
+    uint64_t pad;
+};
+
+static struct slot_head *slot_at(struct gl_queue *q, uint64_t pos)
+{
+    return (struct slot_head *)(void *)(q->slots + (size_t)(pos & q->mask) * q->slot_size);
+}
+
+static struct gl_event *slot_event(struct slot_head *s)
+{
+    return (struct gl_event *)(void *)(s + 1);
+}
+
+int gl_queue_init(struct gl_queue *q, size_t capacity, uint32_t max_depth)
+{
+    size_t cap = 2;
+    while (cap < capacity)
+        cap <<= 1;
+    size_t sz = sizeof(struct slot_head) + sizeof(struct gl_event) + (size_t)max_depth * sizeof(uintptr_t);
+    sz = (sz + 63) & ~(size_t)63;
+    memset(q, 0, sizeof(*q));
+    /* mmap, not malloc: pages are touched only as the ring is used, and the
+     * memory never comes from (or disturbs) the application's heap. */
+    void *mem = mmap(NULL, cap * sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED)
+        return -1;
+    q->slots = mem;
+    q->slot_size = sz;
+    q->mask = cap - 1;
+    q->max_depth = max_depth;
+    gl_queue_reset(q);
+    return 0;
+}
+
+void gl_queue_destroy(struct gl_queue *q)
+{
+    if (q->slots)
+        munmap(q->slots, (q->mask + 1) * q->slot_size);
+    q->slots = NULL;
+}
+
+void gl_queue_reset(struct gl_queue *q)
+{
+    for (uint64_t i = 0; i <= q->mask; i++)
+        atomic_store_explicit(&slot_at(q, i)->seq, i, memory_order_relaxed);
+    atomic_store_explicit(&q->head, 0, memory_order_relaxed);
+    atomic_store_explicit(&q->tail, 0, memory_order_relaxed);
+    atomic_store_explicit(&q->dropped, 0, memory_order_release);
+}
+
+struct gl_event *gl_queue_try_claim(struct gl_queue *q, uint64_t *pos_out)
+{
+    uint64_t pos = atomic_load_explicit(&q->head, memory_order_relaxed);
+    for (;;) {
+        struct slot_head *s = slot_at(q, pos);
+        uint64_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
+        int64_t diff = (int64_t)(seq - pos);
+        if (diff == 0) {
+            if (atomic_compare_exchange_weak_explicit(&q->head, &pos, pos + 1, memory_order_relaxed,
+                                                      memory_order_relaxed)) {
+                *pos_out = pos;
+                return slot_event(s);
+            }
+        } else if (diff < 0) {
+            return NULL; /* full: the consumer has not freed this slot yet */
+        } else {
+            pos = atomic_load_explicit(&q->head, memory_order_relaxed);
+        }
+    }
+}
+
+void gl_queue_publish(struct gl_queue *q, uint64_t pos)
+{
+    atomic_store_explicit(&slot_at(q, pos)->seq, pos + 1, memory_order_release);
+}
+
+struct gl_event *gl_queue_peek(struct gl_queue *q)
+{
+    uint64_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
+    struct slot_head *s = slot_at(q, tail);
+    uint64_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
+    if (seq != tail + 1)
+        return NULL;
+    return slot_event(s);
+}
+
+void gl_queue_release(struct gl_queue *q)
+{
+    uint64_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
+    atomic_store_explicit(&slot_at(q, tail)->seq, tail + q->mask + 1, memory_order_release);
+    atomic_store_explicit(&q->tail, tail + 1, memory_order_relaxed);
+}
+
+uint64_t gl_queue_backlog(struct gl_queue *q)
+{
+    return atomic_load_explicit(&q->head, memory_order_relaxed) -
+           atomic_load_explicit(&q->tail, memory_order_relaxed);
+}

@@ -1,0 +1,44 @@
+/* queue.h — bounded lock-free multi-producer / single-consumer queue of
+ * fixed-size event slots (Vyukov's bounded MPMC ring, one consumer).
+ *
+ * A producer claims a slot, builds its event directly inside it (no copy),
+ * then publishes it. The consumer (the writer thread) takes published slots in
+ * claim order. Nothing here allocates after gl_queue_init or takes a lock. */
+#ifndef GL_QUEUE_H
+#define GL_QUEUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdatomic.h>
+
+#include "gl_event.h"
+
+struct gl_queue {
+    unsigned char *slots; /* capacity * slot_size bytes */
+    size_t slot_size;
+    uint64_t mask;        /* capacity - 1 */
+    uint32_t max_depth;   /* ips[] capacity of each slot */
+    _Alignas(64) _Atomic uint64_t head; /* next position to claim */
+    _Alignas(64) _Atomic uint64_t tail; /* next position to consume (written by the consumer only) */
+    _Alignas(64) _Atomic uint64_t dropped; /* events given up on a full queue */
+};
+
+/* capacity is rounded up to a power of two (at least 2). Returns 0 or -1. */
+int gl_queue_init(struct gl_queue *q, size_t capacity, uint32_t max_depth);
+void gl_queue_destroy(struct gl_queue *q);
+/* Forget everything in flight (used in a fork child, single-threaded). */
+void gl_queue_reset(struct gl_queue *q);
+
+/* Claim a slot. Returns the event to fill, or NULL when the queue is full.
+ * *pos receives the claim position to pass to gl_queue_publish. */
+struct gl_event *gl_queue_try_claim(struct gl_queue *q, uint64_t *pos);
+void gl_queue_publish(struct gl_queue *q, uint64_t pos);
+
+/* Consumer side. Returns the next published event or NULL if the next slot is
+ * empty or still being filled. Call gl_queue_release when done with it. */
+struct gl_event *gl_queue_peek(struct gl_queue *q);
+void gl_queue_release(struct gl_queue *q);
+/* Claimed-but-not-consumed slots (approximate, for stats). */
+uint64_t gl_queue_backlog(struct gl_queue *q);
+
+#endif

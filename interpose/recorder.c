@@ -1,0 +1,152 @@
+/* recorder.c — the hot path (see recorder.h). No malloc, no locks: a
+ * thread-local guard, clock_gettime, libunwind into the claimed queue slot,
+ * one atomic publish. */
+#include "recorder.h"
+
+#include <errno.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "stack.h"
+#include "state.h"
+
+#define GL_TLS __attribute__((tls_model("initial-exec")))
+
+static const uint8_t api_op[GL_API_COUNT] = {
+#define GL_X(name, id, text, op, kind) [id] = GL_OP_##op,
+    GL_APIS(GL_X)
+#undef GL_X
+};
+static const uint8_t api_kind[GL_API_COUNT] = {
+#define GL_X(name, id, text, op, kind) [id] = GL_KIND_##kind,
+    GL_APIS(GL_X)
+#undef GL_X
+};
+
+static __thread int tls_depth GL_TLS;
+static __thread int tls_tid GL_TLS;
+
+uint64_t gl_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Called in a fork child (the only thread there) and by the writer. */
+void gl_thread_reset(int depth)
+{
+    tls_tid = 0;
+    tls_depth = depth;
+}
+
+int gl_enter(void)
+{
+    if (tls_depth++ > 0)
+        return 0;
+    int ph = atomic_load_explicit(&gl_st.phase, memory_order_acquire);
+    if (ph == GL_PHASE_RECORDING)
+        return 1;
+    if (ph == GL_PHASE_OFF) {
+        int saved = errno;
+        gl_init();
+        errno = saved;
+        return atomic_load_explicit(&gl_st.phase, memory_order_acquire) == GL_PHASE_RECORDING;
+    }
+    if (ph == GL_PHASE_STOPPED)
+        atomic_fetch_add_explicit(&gl_st.late, 1, memory_order_relaxed);
+    return 0;
+}
+
+void gl_leave(void)
+{
+    tls_depth--;
+}
+
+static struct gl_event *claim_slot(uint64_t *pos)
+{
+    struct gl_queue *q = &gl_st.queue;
+    struct gl_event *ev = gl_queue_try_claim(q, pos);
+    if (ev) {
+        if (atomic_load_explicit(&gl_st.congested, memory_order_relaxed))
+            atomic_store_explicit(&gl_st.congested, 0, memory_order_relaxed);
+        return ev;
+    }
+    /* Full. Wait (bounded) for the writer, unless it was already found stuck
+     * or is gone; then give up and count the event as dropped. */
+    if (!atomic_load_explicit(&gl_st.congested, memory_order_relaxed) &&
+        atomic_load_explicit(&gl_st.writer_state, memory_order_acquire) == 1) {
+        uint64_t deadline = gl_now_ns() + (uint64_t)gl_st.cfg.full_wait_ms * 1000000ULL;
+        struct timespec nap = {0, 50000};
+        while (gl_now_ns() < deadline) {
+            nanosleep(&nap, NULL);
+            ev = gl_queue_try_claim(q, pos);
+            if (ev)
+                return ev;
+        }
+        atomic_store_explicit(&gl_st.congested, 1, memory_order_relaxed);
+    }
+    atomic_fetch_add_explicit(&q->dropped, 1, memory_order_relaxed);
+    return NULL;
+}
+
+void gl_claim(struct gl_claim *cl, const struct gl_call *c)
+{
+    cl->ev = NULL;
+    int saved = errno;
+    if (atomic_load_explicit(&gl_st.writer_state, memory_order_acquire) == 0 && gl_writer_start() != 0) {
+        errno = saved;
+        return;
+    }
+    struct gl_event *ev = claim_slot(&cl->pos);
+    if (!ev) {
+        errno = saved;
+        return;
+    }
+    if (!tls_tid)
+        tls_tid = (int)syscall(SYS_gettid);
+    ev->ts_ns = gl_now_ns();
+    ev->addr = c->addr;
+    ev->size = c->size;
+    ev->stream = c->stream;
+    ev->pool = c->pool;
+    ev->aux = c->aux;
+    ev->tid = tls_tid;
+    ev->device = c->device;
+    ev->result = c->result;
+    ev->api = (uint16_t)c->api;
+    ev->op = api_op[c->api];
+    ev->kind = api_kind[c->api];
+    ev->flags = 0;
+    ev->reserved = 0;
+    int truncated;
+    ev->depth = (uint16_t)gl_stack_capture(ev->ips, gl_st.cfg.stack_depth, &truncated);
+    if (truncated) {
+        ev->flags |= GL_EVF_TRUNCATED;
+        atomic_fetch_add_explicit(&gl_st.truncated, 1, memory_order_relaxed);
+    }
+    cl->ev = ev;
+    errno = saved;
+}
+
+void gl_publish(struct gl_claim *cl, int result)
+{
+    struct gl_event *ev = cl->ev;
+    if (!ev)
+        return;
+    ev->result = result;
+    if (result != 0 && (ev->op == GL_OP_ALLOC || ev->op == GL_OP_CREATE || ev->op == GL_OP_RESERVE ||
+                        ev->op == GL_OP_MAP))
+        ev->op = result == 2 /* cudaErrorMemoryAllocation == CUDA_ERROR_OUT_OF_MEMORY */ ? GL_OP_OOM
+                                                                                        : GL_OP_ERROR;
+    gl_queue_publish(&gl_st.queue, cl->pos);
+    cl->ev = NULL;
+}
+
+void gl_record(const struct gl_call *c)
+{
+    struct gl_claim cl;
+    gl_claim(&cl, c);
+    gl_publish(&cl, c->result);
+}

@@ -1,0 +1,56 @@
+/* recorder.h — the hot path shared by every wrapper: re-entrancy guard,
+ * timestamp, thread id, stack capture and the hand-off to the queue.
+ *
+ * Usage in a wrapper:
+ *     if (!gl_enter()) return real(...);          // nested or disabled
+ *     r = real(...);
+ *     gl_record(&(struct gl_call){...});          // alloc-like: after
+ *     gl_leave();
+ * Free-like calls claim their slot before the real call (gl_claim /
+ * gl_publish) so that a free always precedes, in the queue, any reuse of
+ * the same address by another thread. */
+#ifndef GL_RECORDER_H
+#define GL_RECORDER_H
+
+#include <stdint.h>
+
+#include "gl_event.h"
+
+/* The library is built with hidden visibility; wrappers are exported. */
+#define GL_EXPORT __attribute__((visibility("default")))
+
+/* One wrapped call. The operation and memory kind follow from the API
+ * (GL_APIS in gl_event.h). */
+struct gl_call {
+    int api;
+    int result;
+    int device;
+    uint64_t addr, size, stream, pool, aux;
+};
+
+struct gl_claim {
+    struct gl_event *ev; /* NULL: nothing claimed (dropped or disabled) */
+    uint64_t pos;
+};
+
+/* 1 if this is an outermost wrapped call that should be recorded. Always
+ * pair with gl_leave (also when it returns 0). */
+int gl_enter(void);
+void gl_leave(void);
+
+void gl_record(const struct gl_call *c);
+void gl_claim(struct gl_claim *cl, const struct gl_call *c);
+/* Fill in the result (and anything else known after the call) and publish. */
+void gl_publish(struct gl_claim *cl, int result);
+
+/* Start-up, fork and shutdown (lifecycle.c). */
+void gl_init(void);
+/* Ask the writer to commit everything queued so far; wait up to timeout_ms.
+ * Async-signal-safe. Returns 0 if done in time. */
+int gl_flush_sync(unsigned timeout_ms);
+/* Stop recording, write the final run row, close the database. */
+void gl_shutdown(void);
+void gl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+uint64_t gl_now_ns(void);
+
+#endif

@@ -1,0 +1,110 @@
+/* stack.c — native stack capture with libunwind (see stack.h). */
+#define UNW_LOCAL_ONLY
+#include "stack.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <libunwind.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#define MAX_SKIP 8
+
+static uintptr_t skip_lo[MAX_SKIP], skip_hi[MAX_SKIP];
+static _Atomic int nskip;
+
+struct range_query {
+    uintptr_t addr, lo, hi;
+    int found;
+};
+
+static int find_range(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct range_query *q = data;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    int inside = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t a = info->dlpi_addr + ph->p_vaddr, b = a + ph->p_memsz;
+        if (a < lo)
+            lo = a;
+        if (b > hi)
+            hi = b;
+        if (q->addr >= a && q->addr < b)
+            inside = 1;
+    }
+    if (inside) {
+        q->lo = lo;
+        q->hi = hi;
+        q->found = 1;
+        return 1;
+    }
+    return 0;
+}
+
+int gl_code_range_of(const void *addr, uintptr_t *lo, uintptr_t *hi)
+{
+    struct range_query q = {(uintptr_t)addr, 0, 0, 0};
+    dl_iterate_phdr(find_range, &q);
+    if (!q.found)
+        return -1;
+    *lo = q.lo;
+    *hi = q.hi;
+    return 0;
+}
+
+void gl_stack_add_skip_range(uintptr_t lo, uintptr_t hi)
+{
+    int n = atomic_load(&nskip);
+    for (int i = 0; i < n; i++)
+        if (skip_lo[i] == lo && skip_hi[i] == hi)
+            return;
+    if (n >= MAX_SKIP)
+        return;
+    skip_lo[n] = lo;
+    skip_hi[n] = hi;
+    atomic_store(&nskip, n + 1);
+}
+
+void gl_stack_init(void)
+{
+    uintptr_t lo, hi;
+    if (gl_code_range_of((const void *)(uintptr_t)&gl_stack_init, &lo, &hi) == 0)
+        gl_stack_add_skip_range(lo, hi);
+}
+
+static int skipped(uintptr_t ip, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (ip >= skip_lo[i] && ip < skip_hi[i])
+            return 1;
+    return 0;
+}
+
+unsigned gl_stack_capture(uintptr_t *ips, unsigned max_depth, int *truncated)
+{
+    *truncated = 0;
+    if (max_depth == 0)
+        return 0;
+    int cap = (int)(max_depth + GL_STACK_SLACK);
+    int n = unw_backtrace((void **)ips, cap);
+    if (n <= 0)
+        return 0;
+    int ns = atomic_load_explicit(&nskip, memory_order_acquire);
+    int k = 0;
+    while (k < n && skipped(ips[k], ns))
+        k++;
+    unsigned kept = (unsigned)(n - k);
+    if (kept > max_depth) {
+        kept = max_depth;
+        *truncated = 1;
+    } else if (n == cap) {
+        *truncated = 1;
+    }
+    if (k)
+        memmove(ips, ips + k, kept * sizeof(uintptr_t));
+    return kept;
+}

@@ -1,0 +1,29 @@
+/* stack.h — native call-stack capture on the application thread.
+ * Only return addresses are taken here (libunwind, cached per thread);
+ * symbol names are resolved later in the writer thread. */
+#ifndef GL_STACK_H
+#define GL_STACK_H
+
+#include <stdint.h>
+
+/* Extra frames captured beyond the requested depth so that gpuledger's own
+ * frames (and, for CUPTI callbacks, the driver's) can be cut off the top. */
+#define GL_STACK_SLACK 24
+
+/* Find gpuledger's own code range. Call once before the first capture. */
+void gl_stack_init(void);
+
+/* Frames whose address lies in [lo, hi) are removed from the top of stacks
+ * (used for libcupti/libcuda frames above a CUPTI callback). Up to 8 ranges. */
+void gl_stack_add_skip_range(uintptr_t lo, uintptr_t hi);
+
+/* Capture into ips[0 .. max_depth + GL_STACK_SLACK). Returns the number of
+ * frames kept (<= max_depth), innermost first, our own frames removed;
+ * *truncated is set when frames were cut at the bottom. */
+unsigned gl_stack_capture(uintptr_t *ips, unsigned max_depth, int *truncated);
+
+/* The [lo, hi) range of the code segment that contains `addr` (via the loaded
+ * program headers); returns 0 on success. */
+int gl_code_range_of(const void *addr, uintptr_t *lo, uintptr_t *hi);
+
+#endif

@@ -1,0 +1,217 @@
+/* writer.c — the writer thread: opens the database on the first event,
+ * drains the queue into the store, commits at least every commit_ms (and
+ * whenever the queue runs dry), answers flush requests, and writes the
+ * final run row at shutdown. The only thread that touches SQLite. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "outpath.h"
+#include "recorder.h"
+#include "state.h"
+#include "store.h"
+
+#ifndef GL_VERSION
+#define GL_VERSION "0.0.0"
+#endif
+
+void gl_thread_reset(int depth);
+
+static void read_cmdline(char *buf, size_t sz)
+{
+    buf[0] = 0;
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, buf, sz - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    buf[n] = 0;
+    for (ssize_t i = 0; i < n - 1; i++)
+        if (!buf[i])
+            buf[i] = ' ';
+}
+
+static void append_manifest(const char *path)
+{
+    const char *m = gl_st.cfg.manifest;
+    if (!m)
+        return;
+    int fd = open(m, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    char line[PATH_MAX + 2];
+    int n = snprintf(line, sizeof line, "%s\n", path);
+    if (n > 0 && (size_t)n < sizeof line && write(fd, line, (size_t)n) < 0)
+        n = 0;
+    close(fd);
+}
+
+static struct gl_store *open_store(void)
+{
+    char host[256] = "unknown", pattern_out[PATH_MAX], chosen[PATH_MAX], abspath[PATH_MAX];
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = 0;
+    const char *rank = gl_rank_from_env();
+    if (gl_expand_pattern(gl_st.cfg.output, getpid(), host, rank, pattern_out, sizeof pattern_out)) {
+        gl_warn("GPULEDGER_OUTPUT='%s' expands to a name that is too long; the program runs on unprofiled",
+                gl_st.cfg.output);
+        return NULL;
+    }
+    if (gl_create_exclusive(pattern_out, chosen, sizeof chosen)) {
+        gl_warn("cannot create %s: %s; the program runs on unprofiled (set GPULEDGER_OUTPUT to a writable "
+                "path)",
+                pattern_out, strerror(errno));
+        return NULL;
+    }
+    if (strcmp(chosen, pattern_out))
+        gl_warn("%s exists already; writing %s instead", pattern_out, chosen);
+    if (!realpath(chosen, abspath))
+        snprintf(abspath, sizeof abspath, "%s", chosen);
+    static char cmdline[8192];
+    read_cmdline(cmdline, sizeof cmdline);
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    uint64_t mono = gl_now_ns();
+    uint64_t unix_ns = (uint64_t)rt.tv_sec * 1000000000ULL + (uint64_t)rt.tv_nsec;
+    struct gl_run_info info = {
+        .pid = getpid(),
+        .ppid = getppid(),
+        .hostname = host,
+        .rank = rank,
+        .cmdline = cmdline,
+        .start_ns = gl_st.start_ns,
+        .start_unix_ns = unix_ns - (mono - gl_st.start_ns),
+        .stack_depth = gl_st.cfg.stack_depth,
+        .version = GL_VERSION,
+    };
+    char err[1024];
+    struct gl_store *s = gl_store_open(chosen, &info, gl_st.cfg.symbolize, err, sizeof err);
+    if (!s) {
+        gl_warn("%s; the program runs on unprofiled", err);
+        unlink(chosen); /* we created it, empty, a moment ago */
+        return NULL;
+    }
+    char num[64];
+    snprintf(num, sizeof num, "%llu", (unsigned long long)(unix_ns - mono));
+    gl_store_meta(s, "monotonic_to_unix_ns", num);
+    snprintf(num, sizeof num, "%zu", (size_t)(gl_st.queue.mask + 1));
+    gl_store_meta(s, "queue_slots", num);
+    snprintf(num, sizeof num, "%u", gl_st.cfg.full_wait_ms);
+    gl_store_meta(s, "full_wait_ms", num);
+    snprintf(num, sizeof num, "%u", gl_st.cfg.commit_ms);
+    gl_store_meta(s, "commit_ms", num);
+    snprintf(gl_st.db_path, sizeof gl_st.db_path, "%s", abspath);
+    append_manifest(abspath);
+    return s;
+}
+
+static void counters(struct gl_run_counters *c)
+{
+    c->dropped_events = atomic_load(&gl_st.queue.dropped);
+    c->truncated_stacks = atomic_load(&gl_st.truncated);
+}
+
+/* The store failed (disk full, I/O error): say so once, stop recording. */
+static void store_failed(struct gl_store *s)
+{
+    gl_warn("writing %s failed (%s); recording stops here, the program runs on", gl_st.db_path,
+            gl_store_error(s));
+    int expect = GL_PHASE_RECORDING;
+    atomic_compare_exchange_strong(&gl_st.phase, &expect, GL_PHASE_DISABLED);
+}
+
+static void *writer_main(void *arg)
+{
+    (void)arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    gl_thread_reset(1); /* nothing this thread does is recorded */
+    prctl(PR_SET_NAME, "gpuledger-wr", 0, 0, 0);
+
+    struct gl_queue *q = &gl_st.queue;
+    struct gl_store *s = open_store();
+    if (!s) {
+        atomic_store(&gl_st.phase, GL_PHASE_DISABLED);
+        atomic_store(&gl_st.writer_state, 2);
+        return NULL;
+    }
+    int ok = 1, dirty = 0;
+    uint64_t last_commit = gl_now_ns(), stop_deadline = 0;
+    const uint64_t commit_ns = (uint64_t)gl_st.cfg.commit_ms * 1000000ULL;
+    struct timespec nap = {0, 500000};
+    for (;;) {
+        int stop = atomic_load(&gl_st.stop);
+        uint64_t freq = atomic_load(&gl_st.flush_req);
+        int flush = freq != atomic_load(&gl_st.flush_done) || stop;
+        size_t n = 0;
+        struct gl_event *ev;
+        while ((flush || n < 16384) && (ev = gl_queue_peek(q)) != NULL) {
+            if (ok && gl_store_add(s, ev) != 0) {
+                ok = 0;
+                store_failed(s);
+            }
+            gl_queue_release(q);
+            n++;
+        }
+        dirty |= n > 0;
+        uint64_t now = gl_now_ns();
+        if (ok && dirty && (n == 0 || flush || now - last_commit >= commit_ns)) {
+            struct gl_run_counters c;
+            counters(&c);
+            if (gl_store_commit(s, &c) != 0) {
+                ok = 0;
+                store_failed(s);
+            }
+            last_commit = now;
+            dirty = 0;
+        }
+        if (flush)
+            atomic_store(&gl_st.flush_done, freq);
+        if (stop) {
+            /* Wait briefly for slots claimed but not yet published. */
+            if (!stop_deadline)
+                stop_deadline = now + 1000000000ULL;
+            if (gl_queue_backlog(q) == 0 || now > stop_deadline)
+                break;
+        }
+        if (n == 0)
+            nanosleep(&nap, NULL);
+    }
+    if (ok) {
+        struct gl_run_counters c;
+        counters(&c);
+        if (gl_store_finish(s, &c, gl_now_ns(), atomic_load(&gl_st.exit_code), atomic_load(&gl_st.exit_signal)))
+            store_failed(s);
+    }
+    if (!gl_st.cfg.quiet && !gl_st.cfg.manifest)
+        gl_warn("wrote %s: %llu events, peak %llu bytes", gl_st.db_path,
+                (unsigned long long)gl_store_event_count(s), (unsigned long long)gl_store_peak_bytes(s));
+    gl_store_close(s);
+    atomic_store(&gl_st.writer_state, 2);
+    return NULL;
+}
+
+int gl_writer_start(void)
+{
+    int expect = 0;
+    if (!atomic_compare_exchange_strong(&gl_st.writer_state, &expect, 1))
+        return atomic_load(&gl_st.writer_state) == 1 ? 0 : -1;
+    int rc = pthread_create(&gl_st.writer, NULL, writer_main, NULL);
+    if (rc != 0) {
+        gl_warn("cannot start the writer thread (%s); the program runs on unprofiled", strerror(rc));
+        atomic_store(&gl_st.phase, GL_PHASE_DISABLED);
+        atomic_store(&gl_st.writer_state, 2);
+        return -1;
+    }
+    return 0;
+}

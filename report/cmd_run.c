@@ -1,0 +1,268 @@
+/* cmd_run.c — `gpuledger run`: put libgpuledger.so in front of a command
+ * (LD_PRELOAD, prepended; CUDA_INJECTION64_PATH), run it, pass its exit
+ * status through, and print one line per database it wrote. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "reader.h"
+
+#ifndef GL_LIBDIR
+#define GL_LIBDIR "/usr/local/lib"
+#endif
+
+static void run_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: gpuledger run [options] [--] CMD [ARGS...]\n"
+            "\n"
+            "Run CMD with gpuledger recording its GPU memory operations. Every process\n"
+            "of CMD that uses CUDA writes its own SQLite database.\n"
+            "\n"
+            "options:\n"
+            "  -o, --output PATTERN  database path; %%p pid, %%h host, %%r rank (RANK or\n"
+            "                        LOCAL_RANK, else 0), %%%% a percent sign\n"
+            "                        (default: gpuledger-%%p.db; env GPULEDGER_OUTPUT)\n"
+            "  -d, --depth N         native stack frames per event, 0-256 (default 48)\n"
+            "      --no-cupti        do not use CUPTI (keeps it free for other profilers)\n"
+            "      --torch MODE      segments (default): leave PyTorch's caching allocator\n"
+            "                        alone, the ledger shows its segments; tensors: set\n"
+            "                        PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync so\n"
+            "                        every tensor is an event\n"
+            "  -q, --quiet           no summary line at the end\n"
+            "  -h, --help            this text\n"
+            "\n"
+            "The exit status is CMD's (128+N if it was killed by signal N; 127 if it\n"
+            "could not be run). Variables: see README.md (GPULEDGER_*).\n");
+}
+
+/* libgpuledger.so next to this executable (build tree or install), or
+ * GPULEDGER_LIB. */
+static int find_library(char *out, size_t sz)
+{
+    const char *env = getenv("GPULEDGER_LIB");
+    if (env && *env) {
+        if (access(env, R_OK) != 0) {
+            fprintf(stderr, "gpuledger: GPULEDGER_LIB=%s: %s\n", env, strerror(errno));
+            return -1;
+        }
+        snprintf(out, sz, "%s", env);
+        return 0;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        n = 0;
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        *slash = 0;
+    const char *rel[] = {"/../interpose/libgpuledger.so", "/libgpuledger.so", "/../lib/libgpuledger.so",
+                         "/../lib/x86_64-linux-gnu/libgpuledger.so", "/../lib64/libgpuledger.so"};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        char cand[PATH_MAX];
+        snprintf(cand, sizeof cand, "%s%s", exe, rel[i]);
+        if (access(cand, R_OK) == 0 && realpath(cand, out))
+            return 0;
+    }
+    snprintf(out, sz, "%s/libgpuledger.so", GL_LIBDIR);
+    if (access(out, R_OK) == 0)
+        return 0;
+    fprintf(stderr,
+            "gpuledger: cannot find libgpuledger.so next to %s or in %s; set GPULEDGER_LIB to its path\n", exe,
+            GL_LIBDIR);
+    return -1;
+}
+
+static int set_preload(const char *lib)
+{
+    const char *old = getenv("LD_PRELOAD");
+    if (old && strstr(old, lib))
+        return 0;
+    size_t len = strlen(lib) + (old ? strlen(old) + 1 : 0) + 1;
+    char *v = malloc(len);
+    if (!v)
+        return -1;
+    if (old && *old)
+        snprintf(v, len, "%s:%s", lib, old);
+    else
+        snprintf(v, len, "%s", lib);
+    int rc = setenv("LD_PRELOAD", v, 1);
+    free(v);
+    return rc;
+}
+
+/* PYTORCH_CUDA_ALLOC_CONF with backend:cudaMallocAsync, keeping the
+ * user's other settings (and replacing a backend they set). */
+static int set_torch_tensors(void)
+{
+    const char *old = getenv("PYTORCH_CUDA_ALLOC_CONF");
+    char buf[4096] = "backend:cudaMallocAsync";
+    if (old && *old) {
+        char *copy = strdup(old), *save = NULL;
+        if (!copy)
+            return -1;
+        for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            while (*tok == ' ')
+                tok++;
+            if (!strncmp(tok, "backend", 7))
+                continue;
+            size_t used = strlen(buf);
+            snprintf(buf + used, sizeof buf - used, ",%s", tok);
+        }
+        free(copy);
+    }
+    return setenv("PYTORCH_CUDA_ALLOC_CONF", buf, 1);
+}
+
+static volatile sig_atomic_t child_pid;
+
+static void forward_signal(int sig)
+{
+    if (child_pid > 0)
+        kill(child_pid, sig);
+}
+
+static void print_summaries(const char *manifest, int quiet)
+{
+    FILE *f = fopen(manifest, "r");
+    if (!f)
+        return;
+    char line[PATH_MAX + 2];
+    static char seen[64][PATH_MAX + 2];
+    int nseen = 0, total = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        if (!*line)
+            continue;
+        int dup = 0;
+        for (int i = 0; i < nseen; i++)
+            if (!strcmp(seen[i], line))
+                dup = 1;
+        if (dup)
+            continue;
+        if (nseen < 64)
+            memcpy(seen[nseen++], line, sizeof line);
+        total++;
+        if (!quiet)
+            gl_print_db_summary(line);
+    }
+    fclose(f);
+    if (!quiet && total == 0)
+        fprintf(stderr, "gpuledger: no database written: the program made no CUDA memory calls that were seen "
+                        "(is it a CUDA program? for static cudart see README, CUDA_INJECTION64_PATH)\n");
+}
+
+int cmd_run(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'}, {"depth", required_argument, NULL, 'd'},
+        {"no-cupti", no_argument, NULL, 'C'},     {"torch", required_argument, NULL, 'T'},
+        {"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int quiet = 0, c;
+    optind = 1;
+    /* '+': stop at the first non-option, the command. */
+    while ((c = getopt_long(argc, argv, "+o:d:qh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            setenv("GPULEDGER_OUTPUT", optarg, 1);
+            break;
+        case 'd': {
+            char *end;
+            long d = strtol(optarg, &end, 10);
+            if (*end || d < 0 || d > 256) {
+                fprintf(stderr, "gpuledger run: --depth wants a number in 0..256, not '%s'\n", optarg);
+                return 2;
+            }
+            setenv("GPULEDGER_STACK_DEPTH", optarg, 1);
+            break;
+        }
+        case 'C':
+            setenv("GPULEDGER_CUPTI", "0", 1);
+            break;
+        case 'T':
+            if (!strcmp(optarg, "tensors")) {
+                if (set_torch_tensors())
+                    return 2;
+            } else if (strcmp(optarg, "segments")) {
+                fprintf(stderr, "gpuledger run: --torch wants 'segments' or 'tensors', not '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'q':
+            quiet = 1;
+            break;
+        case 'h':
+            run_usage(stdout);
+            return 0;
+        default:
+            run_usage(stderr);
+            return 2;
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "gpuledger run: no command given\n");
+        run_usage(stderr);
+        return 2;
+    }
+    char lib[PATH_MAX];
+    if (find_library(lib, sizeof lib))
+        return 2;
+    if (set_preload(lib)) {
+        fprintf(stderr, "gpuledger run: out of memory\n");
+        return 2;
+    }
+    if (!getenv("CUDA_INJECTION64_PATH"))
+        setenv("CUDA_INJECTION64_PATH", lib, 1);
+    char manifest[] = "/tmp/gpuledger-run-XXXXXX";
+    int mfd = mkstemp(manifest);
+    if (mfd >= 0) {
+        close(mfd);
+        setenv("GPULEDGER_MANIFEST", manifest, 1);
+    }
+
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "gpuledger run: fork: %s\n", strerror(errno));
+        return 2;
+    }
+    if (pid == 0) {
+        execvp(argv[optind], argv + optind);
+        fprintf(stderr, "gpuledger run: cannot run '%s': %s\n", argv[optind], strerror(errno));
+        _exit(127);
+    }
+    child_pid = pid;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = forward_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (mfd >= 0) {
+        print_summaries(manifest, quiet);
+        unlink(manifest);
+    }
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) {
+        if (!quiet)
+            fprintf(stderr, "gpuledger: %s was killed by signal %d (%s)\n", argv[optind], WTERMSIG(status),
+                    strsignal(WTERMSIG(status)));
+        return 128 + WTERMSIG(status);
+    }
+    return 1;
+}

@@ -1,0 +1,22 @@
+/* reader.h — opening a gpuledger database for reading, with the checks
+ * that turn a missing, truncated, foreign or too-new file into one clear
+ * sentence instead of a crash. */
+#ifndef GL_READER_H
+#define GL_READER_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Returns a read-only connection, or NULL with a message ("FILE: problem")
+ * in err. */
+sqlite3 *gl_db_open_read(const char *path, char *err, size_t errsz);
+
+/* Run a query returning one integer; returns `dflt` when there is no row,
+ * NULL, or an error. */
+int64_t gl_db_int(sqlite3 *db, const char *sql, int64_t dflt);
+
+/* "1.50 GiB" style, into buf. */
+const char *gl_fmt_bytes(uint64_t bytes, char *buf, size_t sz);
+
+#endif

@@ -1,0 +1,103 @@
+/* schema.c — DDL for a gpuledger database. Integer codes are stored in
+ * event_log; the documented views (events, allocations, mappings,
+ * stack_frames) give them names. */
+#include "schema.h"
+
+#include <stdio.h>
+
+#include "gl_event.h"
+
+static const char *const ddl =
+    "CREATE TABLE run("
+    " pid INTEGER, ppid INTEGER, hostname TEXT, rank TEXT, cmdline TEXT,"
+    " start_ns INTEGER, start_unix_ns INTEGER, end_ns INTEGER,"
+    " exit_code INTEGER, exit_signal INTEGER,"
+    " event_count INTEGER DEFAULT 0, dropped_events INTEGER DEFAULT 0,"
+    " truncated_stacks INTEGER DEFAULT 0, unmatched_frees INTEGER DEFAULT 0,"
+    " stack_depth INTEGER, gpuledger_version TEXT, schema_version INTEGER);"
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
+    "CREATE TABLE op_names(id INTEGER PRIMARY KEY, name TEXT UNIQUE);"
+    "CREATE TABLE kind_names(id INTEGER PRIMARY KEY, name TEXT UNIQUE);"
+    "CREATE TABLE api_names(id INTEGER PRIMARY KEY, name TEXT UNIQUE);"
+    "CREATE TABLE event_log("
+    " seq INTEGER PRIMARY KEY, ts_ns INTEGER NOT NULL, tid INTEGER,"
+    " op INTEGER NOT NULL, api INTEGER, kind INTEGER, device INTEGER,"
+    " stream INTEGER, pool INTEGER, addr INTEGER, size INTEGER,"
+    " result INTEGER, stack_id INTEGER, ref_seq INTEGER, aux INTEGER);"
+    "CREATE INDEX event_log_ref ON event_log(ref_seq) WHERE ref_seq IS NOT NULL;"
+    "CREATE TABLE modules(id INTEGER PRIMARY KEY, path TEXT, base INTEGER,"
+    " size INTEGER, build_id TEXT);"
+    "CREATE TABLE frames(id INTEGER PRIMARY KEY, ip INTEGER, module_id INTEGER,"
+    " rel INTEGER, symbol TEXT, sym_offset INTEGER, file TEXT, line INTEGER,"
+    " python INTEGER NOT NULL DEFAULT 0);"
+    "CREATE TABLE stacks(id INTEGER PRIMARY KEY, hash INTEGER, depth INTEGER,"
+    " truncated INTEGER);"
+    "CREATE TABLE stack_entries(stack_id INTEGER, depth INTEGER, frame_id INTEGER,"
+    " PRIMARY KEY(stack_id, depth)) WITHOUT ROWID;"
+    "CREATE TABLE device_stats(device INTEGER PRIMARY KEY, peak_bytes INTEGER,"
+    " peak_ns INTEGER, peak_seq INTEGER, live_bytes INTEGER,"
+    " alloc_count INTEGER, free_count INTEGER);"
+    "CREATE VIEW events AS SELECT e.seq, e.ts_ns, e.tid, o.name AS op,"
+    " a.name AS api, k.name AS kind, e.device, e.stream, e.pool, e.addr,"
+    " e.size, e.result, e.stack_id, e.ref_seq, e.aux"
+    " FROM event_log e LEFT JOIN op_names o ON o.id = e.op"
+    " LEFT JOIN api_names a ON a.id = e.api LEFT JOIN kind_names k ON k.id = e.kind;"
+    /* One row per successful allocation (op alloc or create); free_ns NULL
+     * when it was never freed. */
+    "CREATE VIEW allocations AS SELECT a.seq AS id, a.device, an.name AS api,"
+    " kn.name AS kind, a.addr, a.size, a.ts_ns AS alloc_ns, f.ts_ns AS free_ns,"
+    " a.tid, a.stack_id, a.stream, a.pool, f.seq AS free_seq,"
+    " f.stack_id AS free_stack_id, fn.name AS free_api"
+    " FROM event_log a"
+    " LEFT JOIN event_log f ON f.ref_seq = a.seq AND f.op IN (2, 8)"
+    " LEFT JOIN api_names an ON an.id = a.api"
+    " LEFT JOIN api_names fn ON fn.id = f.api"
+    " LEFT JOIN kind_names kn ON kn.id = a.kind"
+    " WHERE a.op IN (1, 7) AND a.result = 0;"
+    /* Reserved VA ranges and mappings (cuMemAddressReserve, cuMemMap). */
+    "CREATE VIEW mappings AS SELECT a.seq AS id, a.device, an.name AS api,"
+    " kn.name AS kind, a.addr, a.size, a.aux AS handle, a.ts_ns AS start_ns,"
+    " f.ts_ns AS end_ns, a.tid, a.stack_id"
+    " FROM event_log a"
+    " LEFT JOIN event_log f ON f.ref_seq = a.seq AND f.op IN (4, 6)"
+    " LEFT JOIN api_names an ON an.id = a.api"
+    " LEFT JOIN kind_names kn ON kn.id = a.kind"
+    " WHERE a.op IN (3, 5) AND a.result = 0;"
+    "CREATE VIEW stack_frames AS SELECT se.stack_id, se.depth, m.path AS module,"
+    " f.symbol, f.rel AS offset, f.sym_offset AS symbol_offset, f.file, f.line,"
+    " f.ip, f.python"
+    " FROM stack_entries se JOIN frames f ON f.id = se.frame_id"
+    " LEFT JOIN modules m ON m.id = f.module_id;";
+
+static int fill_names(sqlite3 *db, const char *table, int id, const char *name)
+{
+    char sql[160];
+    snprintf(sql, sizeof sql, "INSERT INTO %s(id, name) VALUES(%d, '%s');", table, id, name);
+    return sqlite3_exec(db, sql, NULL, NULL, NULL);
+}
+
+int gl_schema_create(sqlite3 *db, char **err)
+{
+    int rc = sqlite3_exec(db, ddl, NULL, NULL, err);
+    if (rc != SQLITE_OK)
+        return rc;
+#define GL_X(name, val, text)                                                  \
+    if ((rc = fill_names(db, "op_names", val, text)) != SQLITE_OK)             \
+        return rc;
+    GL_OPS(GL_X)
+#undef GL_X
+#define GL_X(name, val, text)                                                  \
+    if ((rc = fill_names(db, "kind_names", val, text)) != SQLITE_OK)           \
+        return rc;
+    GL_KINDS(GL_X)
+#undef GL_X
+#define GL_X(name, id, text, op, kind)                                         \
+    if ((rc = fill_names(db, "api_names", id, text)) != SQLITE_OK)             \
+        return rc;
+    GL_APIS(GL_X)
+#undef GL_X
+    char sql[96];
+    snprintf(sql, sizeof sql, "PRAGMA application_id=%d; PRAGMA user_version=%d;", GL_APPLICATION_ID,
+             GL_SCHEMA_VERSION);
+    return sqlite3_exec(db, sql, NULL, NULL, err);
+}

@@ -1,0 +1,17 @@
+/* schema.h — the versioned SQLite schema (the SQL contract in README.md). */
+#ifndef GL_SCHEMA_H
+#define GL_SCHEMA_H
+
+#include <sqlite3.h>
+
+/* Stored in PRAGMA user_version. Bump on any incompatible change. */
+#define GL_SCHEMA_VERSION 1
+/* Stored in PRAGMA application_id so foreign SQLite files are recognised:
+ * the bytes "GPUL". */
+#define GL_APPLICATION_ID 0x4750554c
+
+/* Create every table, index and view, and fill the name tables.
+ * Returns SQLITE_OK or an error code (message in *err, sqlite3_free it). */
+int gl_schema_create(sqlite3 *db, char **err);
+
+#endif

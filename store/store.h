@@ -1,0 +1,54 @@
+/* store.h — the writing side of a gpuledger database: turns gl_events into
+ * rows, deduplicates stacks and frames, pairs frees with their allocations,
+ * keeps per-device live/peak bytes, and commits in batches.
+ * Used only by the writer thread (one gl_store per process). */
+#ifndef GL_STORE_H
+#define GL_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "gl_event.h"
+
+struct gl_store;
+
+struct gl_run_info {
+    pid_t pid, ppid;
+    const char *hostname;
+    const char *rank;
+    const char *cmdline;
+    uint64_t start_ns, start_unix_ns;
+    unsigned stack_depth;
+    const char *version;
+};
+
+struct gl_run_counters {
+    uint64_t dropped_events;
+    uint64_t truncated_stacks;
+};
+
+/* Open (create) the database at path, which must be empty or absent.
+ * symbolize: resolve function names in-process. On error returns NULL and
+ * writes a message into err. */
+struct gl_store *gl_store_open(const char *path, const struct gl_run_info *info, int symbolize, char *err,
+                               size_t errsz);
+
+/* Add one event (inside the current transaction). Returns 0 or -1 on a
+ * database error (message via gl_store_error). */
+int gl_store_add(struct gl_store *s, const struct gl_event *ev);
+/* Commit the open transaction (if any) with updated run counters. */
+int gl_store_commit(struct gl_store *s, const struct gl_run_counters *c);
+/* Record a key/value in the meta table. */
+int gl_store_meta(struct gl_store *s, const char *key, const char *value);
+/* Final run row (end time, exit status) and commit. exit_code/exit_signal
+ * < 0 mean unknown. Does not close. */
+int gl_store_finish(struct gl_store *s, const struct gl_run_counters *c, uint64_t end_ns, int exit_code,
+                    int exit_signal);
+void gl_store_close(struct gl_store *s);
+const char *gl_store_error(struct gl_store *s);
+uint64_t gl_store_event_count(struct gl_store *s);
+/* Peak live device bytes over all devices (sum of the per-device peaks). */
+uint64_t gl_store_peak_bytes(struct gl_store *s);
+
+#endif

@@ -1,0 +1,136 @@
+/* u64map.c — see u64map.h. Linear probing, tombstones, grows at 70 % use. */
+#include "u64map.h"
+
+#include <stdlib.h>
+
+#define EMPTY 0
+#define TOMB UINT64_MAX
+
+uint64_t gl_hash64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static uint64_t fix_key(uint64_t k)
+{
+    /* 0 and UINT64_MAX are markers; move them to keys no caller uses. */
+    if (k == EMPTY)
+        return 0x8000000000000001ULL;
+    if (k == TOMB)
+        return 0x8000000000000003ULL;
+    return k;
+}
+
+void gl_u64map_init(struct gl_u64map *m)
+{
+    m->keys = m->vals = NULL;
+    m->cap = m->count = m->used = 0;
+}
+
+void gl_u64map_free(struct gl_u64map *m)
+{
+    free(m->keys);
+    free(m->vals);
+    gl_u64map_init(m);
+}
+
+static int grow(struct gl_u64map *m)
+{
+    size_t ncap = m->cap ? m->cap * 2 : 1024;
+    if (m->count * 4 < m->cap) /* mostly tombstones: rehash at the same size */
+        ncap = m->cap;
+    uint64_t *nk = calloc(ncap, sizeof *nk), *nv = calloc(ncap, sizeof *nv);
+    if (!nk || !nv) {
+        free(nk);
+        free(nv);
+        return -1;
+    }
+    for (size_t i = 0; i < m->cap; i++) {
+        uint64_t k = m->keys[i];
+        if (k == EMPTY || k == TOMB)
+            continue;
+        size_t j = gl_hash64(k) & (ncap - 1);
+        while (nk[j] != EMPTY)
+            j = (j + 1) & (ncap - 1);
+        nk[j] = k;
+        nv[j] = m->vals[i];
+    }
+    free(m->keys);
+    free(m->vals);
+    m->keys = nk;
+    m->vals = nv;
+    m->cap = ncap;
+    m->used = m->count;
+    return 0;
+}
+
+int gl_u64map_get(const struct gl_u64map *m, uint64_t key, uint64_t *val)
+{
+    if (!m->cap)
+        return 0;
+    key = fix_key(key);
+    size_t j = gl_hash64(key) & (m->cap - 1);
+    for (;;) {
+        uint64_t k = m->keys[j];
+        if (k == EMPTY)
+            return 0;
+        if (k == key) {
+            *val = m->vals[j];
+            return 1;
+        }
+        j = (j + 1) & (m->cap - 1);
+    }
+}
+
+int gl_u64map_put(struct gl_u64map *m, uint64_t key, uint64_t val)
+{
+    if ((m->used + 1) * 10 >= m->cap * 7 && grow(m) != 0)
+        return -1;
+    key = fix_key(key);
+    size_t j = gl_hash64(key) & (m->cap - 1), tomb = SIZE_MAX;
+    for (;;) {
+        uint64_t k = m->keys[j];
+        if (k == key) {
+            m->vals[j] = val;
+            return 0;
+        }
+        if (k == TOMB && tomb == SIZE_MAX)
+            tomb = j;
+        if (k == EMPTY)
+            break;
+        j = (j + 1) & (m->cap - 1);
+    }
+    if (tomb != SIZE_MAX) {
+        j = tomb;
+    } else {
+        m->used++;
+    }
+    m->keys[j] = key;
+    m->vals[j] = val;
+    m->count++;
+    return 0;
+}
+
+int gl_u64map_del(struct gl_u64map *m, uint64_t key)
+{
+    if (!m->cap)
+        return 0;
+    key = fix_key(key);
+    size_t j = gl_hash64(key) & (m->cap - 1);
+    for (;;) {
+        uint64_t k = m->keys[j];
+        if (k == EMPTY)
+            return 0;
+        if (k == key) {
+            m->keys[j] = TOMB;
+            m->count--;
+            return 1;
+        }
+        j = (j + 1) & (m->cap - 1);
+    }
+}
