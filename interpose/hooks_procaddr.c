@@ -35,6 +35,14 @@ void *gl_hook_real(int id)
     if (p)
         return p;
     p = gl_real_next(gl_hooks[id].name);
+    if (!p && strncmp(gl_hooks[id].name, "cuda", 4)) {
+        /* cudart loads the driver RTLD_LOCAL, out of RTLD_NEXT's reach. */
+        void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+        if (h) {
+            p = gl_real_dlsym(h, gl_hooks[id].name);
+            dlclose(h);
+        }
+    }
     if (p == gl_hooks[id].wrapper)
         p = NULL;
     if (p) {

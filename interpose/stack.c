@@ -6,7 +6,6 @@
 #include <link.h>
 #include <libunwind.h>
 #include <stdatomic.h>
-#include <string.h>
 
 #define MAX_SKIP 8
 
@@ -97,14 +96,19 @@ unsigned gl_stack_capture(uintptr_t *ips, unsigned max_depth, int *truncated)
     int k = 0;
     while (k < n && skipped(ips[k], ns))
         k++;
-    unsigned kept = (unsigned)(n - k);
+    /* Drop the leading skipped frames, and our own frames anywhere below
+     * (e.g. the main() wrapper that learns the exit status). */
+    unsigned kept = 0;
+    for (int i = k; i < n; i++) {
+        if (ns > 0 && ips[i] >= skip_lo[0] && ips[i] < skip_hi[0])
+            continue;
+        ips[kept++] = ips[i];
+    }
     if (kept > max_depth) {
         kept = max_depth;
         *truncated = 1;
     } else if (n == cap) {
         *truncated = 1;
     }
-    if (k)
-        memmove(ips, ips + k, kept * sizeof(uintptr_t));
     return kept;
 }

@@ -1,0 +1,41 @@
+/* fake_internal.h — shared state of the fake CUDA driver (libcuda.so.1 for
+ * tests): device memory accounting, the allocation registry, failure
+ * injection. Host memory stands in for device memory. */
+#ifndef FAKE_INTERNAL_H
+#define FAKE_INTERNAL_H
+
+#include <cuda.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FAKE_MAX_DEVICES 8
+#define FAKE_ALIGN 256
+
+int fake_device_count(void);
+int fake_current_device(void);
+
+/* Account `size` bytes on device `dev`; returns CUDA_ERROR_OUT_OF_MEMORY if
+ * the device (FAKECUDA_MEM_BYTES, default 16 GiB) is full, or an injected
+ * error (FAKECUDA_FAIL_ALLOC=N[,M...], FAKECUDA_FAIL_CODE). */
+CUresult fake_charge(int dev, size_t size);
+void fake_uncharge(int dev, size_t size);
+size_t fake_used(int dev);
+size_t fake_total(void);
+
+/* Registry of live allocations made through the classic API (address ->
+ * size, device, kind) so that frees are validated and a reset frees all. */
+enum fake_kind { FAKE_DEVICE = 1, FAKE_MANAGED, FAKE_HOST };
+void fake_registry_add(uintptr_t addr, size_t size, int dev, int kind, void *base);
+/* Returns 1 and the record if found (and removes it). */
+int fake_registry_take(uintptr_t addr, int kind, size_t *size, int *dev, void **base);
+/* Free every registered allocation of `dev`; returns how many. */
+int fake_registry_reset(int dev);
+
+/* Pools (fake_pool.c). */
+CUresult fake_pool_alloc(CUmemoryPool pool, size_t size, CUdeviceptr *out);
+CUresult fake_pool_free(CUdeviceptr ptr);
+CUresult fake_pool_sync_all(void);
+CUmemoryPool fake_default_pool(int dev);
+
+#endif
