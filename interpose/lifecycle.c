@@ -47,6 +47,8 @@ static void warn_config(const char *msg)
 
 /* ---- fatal signals ------------------------------------------------------ */
 
+static void gl_finish(unsigned timeout_ms, int join);
+
 static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM, SIGINT, SIGHUP, SIGQUIT};
 #define NFATAL (sizeof fatal_signals / sizeof fatal_signals[0])
 
@@ -54,7 +56,7 @@ static void on_fatal_signal(int sig)
 {
     int saved = errno;
     atomic_store(&gl_st.exit_signal, sig);
-    gl_flush_sync(2000);
+    gl_finish(2000, 0); /* the process is ending: write the final run row */
     /* Back to the default action and deliver the signal again: the process
      * ends exactly as it would have without us. */
     struct sigaction sa;
@@ -157,25 +159,33 @@ int gl_flush_sync(unsigned timeout_ms)
     return -1;
 }
 
-void gl_shutdown(void)
+/* Stop recording and let the writer drain, write the final run row and
+ * close. Waits up to timeout_ms; joins the writer only when `join` (never
+ * from a signal handler). */
+static void gl_finish(unsigned timeout_ms, int join)
 {
     static _Atomic int done;
     if (atomic_exchange(&done, 1))
         return;
     int saved = errno;
-    int ph = atomic_exchange(&gl_st.phase, GL_PHASE_STOPPED);
+    atomic_store(&gl_st.phase, GL_PHASE_STOPPED);
     if (atomic_load(&gl_st.writer_state) == 1) {
         atomic_store(&gl_st.stop, 1);
         struct timespec nap = {0, 1000000};
-        for (int i = 0; i < 10000 && atomic_load(&gl_st.writer_state) == 1; i++)
+        for (unsigned i = 0; i < timeout_ms && atomic_load(&gl_st.writer_state) == 1; i++)
             nanosleep(&nap, NULL);
-        if (atomic_load(&gl_st.writer_state) == 2)
+        if (atomic_load(&gl_st.writer_state) != 2)
+            gl_warn("the writer did not finish within %u ms; %s may lack the last events", timeout_ms,
+                    gl_st.db_path);
+        else if (join)
             pthread_join(gl_st.writer, NULL);
-        else
-            gl_warn("the writer did not finish within 10 s; %s may lack the last events", gl_st.db_path);
     }
-    (void)ph;
     errno = saved;
+}
+
+void gl_shutdown(void)
+{
+    gl_finish(10000, 1);
 }
 
 __attribute__((destructor)) static void gl_destructor(void)

@@ -119,7 +119,7 @@ struct gl_store *gl_store_open(const char *path, const struct gl_run_info *info,
     gl_u64map_init(&s->stack_index);
     for (int i = 0; i < NSPACES; i++)
         gl_u64map_init(&s->live_index[i]);
-    int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+    int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     char *msg = NULL;
     if (rc != SQLITE_OK) {
         snprintf(err, errsz, "cannot open %s: %s", path, s->db ? sqlite3_errmsg(s->db) : "out of memory");

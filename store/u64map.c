@@ -2,6 +2,7 @@
 #include "u64map.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define EMPTY 0
 #define TOMB UINT64_MAX
@@ -16,20 +17,23 @@ uint64_t gl_hash64(uint64_t x)
     return x;
 }
 
-static uint64_t fix_key(uint64_t k)
+/* The marker keys are kept beside the table: their flag and value. */
+static int *marker(struct gl_u64map *m, uint64_t k, uint64_t **val)
 {
-    /* 0 and UINT64_MAX are markers; move them to keys no caller uses. */
-    if (k == EMPTY)
-        return 0x8000000000000001ULL;
-    if (k == TOMB)
-        return 0x8000000000000003ULL;
-    return k;
+    if (k == EMPTY) {
+        *val = &m->zero_val;
+        return &m->has_zero;
+    }
+    if (k == TOMB) {
+        *val = &m->max_val;
+        return &m->has_max;
+    }
+    return NULL;
 }
 
 void gl_u64map_init(struct gl_u64map *m)
 {
-    m->keys = m->vals = NULL;
-    m->cap = m->count = m->used = 0;
+    memset(m, 0, sizeof *m);
 }
 
 void gl_u64map_free(struct gl_u64map *m)
@@ -50,10 +54,12 @@ static int grow(struct gl_u64map *m)
         free(nv);
         return -1;
     }
+    size_t live = 0;
     for (size_t i = 0; i < m->cap; i++) {
         uint64_t k = m->keys[i];
         if (k == EMPTY || k == TOMB)
             continue;
+        live++;
         size_t j = gl_hash64(k) & (ncap - 1);
         while (nk[j] != EMPTY)
             j = (j + 1) & (ncap - 1);
@@ -65,15 +71,21 @@ static int grow(struct gl_u64map *m)
     m->keys = nk;
     m->vals = nv;
     m->cap = ncap;
-    m->used = m->count;
+    m->used = live;
     return 0;
 }
 
 int gl_u64map_get(const struct gl_u64map *m, uint64_t key, uint64_t *val)
 {
+    uint64_t *mv;
+    int *mk = marker((struct gl_u64map *)m, key, &mv);
+    if (mk) {
+        if (*mk)
+            *val = *mv;
+        return *mk;
+    }
     if (!m->cap)
         return 0;
-    key = fix_key(key);
     size_t j = gl_hash64(key) & (m->cap - 1);
     for (;;) {
         uint64_t k = m->keys[j];
@@ -89,9 +101,16 @@ int gl_u64map_get(const struct gl_u64map *m, uint64_t key, uint64_t *val)
 
 int gl_u64map_put(struct gl_u64map *m, uint64_t key, uint64_t val)
 {
+    uint64_t *mv;
+    int *mk = marker(m, key, &mv);
+    if (mk) {
+        m->count += !*mk;
+        *mk = 1;
+        *mv = val;
+        return 0;
+    }
     if ((m->used + 1) * 10 >= m->cap * 7 && grow(m) != 0)
         return -1;
-    key = fix_key(key);
     size_t j = gl_hash64(key) & (m->cap - 1), tomb = SIZE_MAX;
     for (;;) {
         uint64_t k = m->keys[j];
@@ -118,9 +137,16 @@ int gl_u64map_put(struct gl_u64map *m, uint64_t key, uint64_t val)
 
 int gl_u64map_del(struct gl_u64map *m, uint64_t key)
 {
+    uint64_t *mv;
+    int *mk = marker(m, key, &mv);
+    if (mk) {
+        int was = *mk;
+        m->count -= (size_t)was;
+        *mk = 0;
+        return was;
+    }
     if (!m->cap)
         return 0;
-    key = fix_key(key);
     size_t j = gl_hash64(key) & (m->cap - 1);
     for (;;) {
         uint64_t k = m->keys[j];

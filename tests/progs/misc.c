@@ -1,0 +1,111 @@
+/* misc.c — small scenarios selected by argv[1]:
+ *   exit N      allocate, leak one 4 KiB buffer, exit(N)
+ *   return N    the same, returning N from main
+ *   fork        parent and child each allocate 1 MiB and free it
+ *   reset       three cudaMalloc, then cudaDeviceReset
+ *   pool        private pool: 3 x 1 MiB from cudaMallocFromPoolAsync, free the
+ *               middle one, trim to 0
+ *   managed     managed + pinned host + pitch allocations, all freed
+ *   devices     1 MiB on device 0 and 2 MiB on device 1, both leaked
+ *   crash       allocate, then SIGSEGV */
+#include <cuda_runtime_api.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+__attribute__((noinline)) static void *leak_one(size_t n)
+{
+    void *p = NULL;
+    cudaMalloc(&p, n);
+    __asm__ volatile("" ::: "memory");
+    return p;
+}
+
+static int do_fork(void)
+{
+    void *p = NULL;
+    cudaMalloc(&p, 1u << 20);
+    pid_t pid = fork();
+    if (pid == 0) {
+        void *q = NULL;
+        cudaMalloc(&q, 1u << 20);
+        cudaFree(q);
+        _exit(0);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    cudaFree(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 99;
+}
+
+static int do_pool(void)
+{
+    struct cudaMemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = 0;
+    cudaMemPool_t pool;
+    if (cudaMemPoolCreate(&pool, &props) != cudaSuccess)
+        return 1;
+    cudaStream_t s;
+    cudaStreamCreate(&s);
+    void *p[3];
+    for (int i = 0; i < 3; i++)
+        cudaMallocFromPoolAsync(&p[i], 1u << 20, pool, s);
+    cudaFreeAsync(p[1], s);
+    cudaMemPoolTrimTo(pool, 0);
+    cudaFreeAsync(p[0], s);
+    cudaFreeAsync(p[2], s);
+    cudaStreamSynchronize(s);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *what = argc > 1 ? argv[1] : "";
+    int n = argc > 2 ? atoi(argv[2]) : 0;
+    if (!strcmp(what, "exit") || !strcmp(what, "return")) {
+        leak_one(4096);
+        if (!strcmp(what, "exit"))
+            exit(n);
+        return n;
+    }
+    if (!strcmp(what, "fork"))
+        return do_fork();
+    if (!strcmp(what, "reset")) {
+        for (int i = 0; i < 3; i++)
+            leak_one(1u << 20);
+        return cudaDeviceReset() == cudaSuccess ? 0 : 1;
+    }
+    if (!strcmp(what, "pool"))
+        return do_pool();
+    if (!strcmp(what, "managed")) {
+        void *m, *h, *d;
+        size_t pitch;
+        cudaMallocManaged(&m, 1u << 20, cudaMemAttachGlobal);
+        cudaMallocHost(&h, 8192);
+        cudaMallocPitch(&d, &pitch, 1000, 10);
+        cudaFree(m);
+        cudaFreeHost(h);
+        cudaFree(d);
+        return 0;
+    }
+    if (!strcmp(what, "devices")) {
+        cudaSetDevice(0);
+        leak_one(1u << 20);
+        cudaSetDevice(1);
+        leak_one(2u << 20);
+        return 0;
+    }
+    if (!strcmp(what, "crash")) {
+        leak_one(4096);
+        raise(SIGSEGV);
+        return 0;
+    }
+    fprintf(stderr, "misc: unknown scenario '%s'\n", what);
+    return 2;
+}

@@ -1,0 +1,80 @@
+/* test_config.c — GPULEDGER_* parsing: defaults, good values, bad values
+ * (warned about, default kept). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+
+static int warnings;
+static char last_warning[512];
+
+static void warn(const char *msg)
+{
+    warnings++;
+    strncpy(last_warning, msg, sizeof last_warning - 1);
+}
+
+static void test_parsers(void **state)
+{
+    (void)state;
+    unsigned long v;
+    int b;
+    assert_int_equal(gl_parse_uint("48", 0, 256, &v), 0);
+    assert_int_equal(v, 48);
+    assert_int_equal(gl_parse_uint("257", 0, 256, &v), -1);
+    assert_int_equal(gl_parse_uint("-1", 0, 256, &v), -1);
+    assert_int_equal(gl_parse_uint("12x", 0, 256, &v), -1);
+    assert_int_equal(gl_parse_uint("", 0, 256, &v), -1);
+    assert_int_equal(gl_parse_bool("Yes", &b), 0);
+    assert_int_equal(b, 1);
+    assert_int_equal(gl_parse_bool("off", &b), 0);
+    assert_int_equal(b, 0);
+    assert_int_equal(gl_parse_bool("maybe", &b), -1);
+}
+
+static void test_defaults_and_bad_values(void **state)
+{
+    (void)state;
+    struct gl_config c;
+    unsetenv("GPULEDGER_OUTPUT");
+    unsetenv("GPULEDGER_STACK_DEPTH");
+    unsetenv("GPULEDGER_CUPTI");
+    warnings = 0;
+    gl_config_load(&c, warn);
+    assert_int_equal(warnings, 0);
+    assert_true(c.enabled);
+    assert_string_equal(c.output, "gpuledger-%p.db");
+    assert_int_equal(c.stack_depth, 48);
+    assert_int_equal(c.queue_slots, 16384);
+    assert_int_equal(c.commit_ms, 50);
+    assert_true(c.cupti);
+
+    setenv("GPULEDGER_STACK_DEPTH", "banana", 1);
+    setenv("GPULEDGER_COMMIT_MS", "500", 1);
+    setenv("GPULEDGER_CUPTI", "0", 1);
+    setenv("GPULEDGER_OUTPUT", "x-%p.db", 1);
+    gl_config_load(&c, warn);
+    assert_int_equal(warnings, 2);
+    assert_non_null(strstr(last_warning, "GPULEDGER_COMMIT_MS='500'"));
+    assert_int_equal(c.stack_depth, 48);
+    assert_int_equal(c.commit_ms, 50);
+    assert_false(c.cupti);
+    assert_string_equal(c.output, "x-%p.db");
+    unsetenv("GPULEDGER_STACK_DEPTH");
+    unsetenv("GPULEDGER_COMMIT_MS");
+    unsetenv("GPULEDGER_CUPTI");
+    unsetenv("GPULEDGER_OUTPUT");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parsers),
+        cmocka_unit_test(test_defaults_and_bad_values),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
