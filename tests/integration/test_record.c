@@ -1,0 +1,355 @@
+/* test_record.c — end to end: real programs against the fake CUDA runtime
+ * and driver, under `gpuledger run`, with exact expectations on the
+ * database: counts, sizes, which allocations are unfreed, the function at
+ * stack depth 0, OOM records, driver entry points, threads, exit status. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define ENV(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define ARGV(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define GL h_build("report/gpuledger")
+#define PROG(p) h_build("tests/" p)
+
+static int teardown(void **state)
+{
+    (void)state;
+    h_cleanup();
+    return 0;
+}
+
+static void test_alloc1000_exact(void **state)
+{
+    (void)state;
+    struct run_result r;
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "a.db", "--", PROG("alloc1000")));
+    assert_int_equal(r.status, 0);
+    sqlite3 *db = h_open("a.db");
+    assert_int_equal(h_int(db, "SELECT count(*) FROM allocations"), 1000);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM allocations WHERE free_ns IS NULL"), 3);
+    assert_string_equal(h_text(db, "SELECT group_concat(size) FROM (SELECT size FROM allocations WHERE free_ns IS "
+                                   "NULL ORDER BY size)"),
+                        "1100,1500,1900");
+    assert_int_equal(h_int(db, "SELECT sum(size) FROM allocations"), 1000 * 1000 + 999 * 1000 / 2);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events WHERE op = 'free'"), 997);
+    /* depth 0 of every allocation is the program's own allocating function */
+    assert_int_equal(h_int(db, "SELECT count(*) FROM allocations a JOIN stack_frames f ON f.stack_id = a.stack_id "
+                               "AND f.depth = 0 WHERE f.symbol = 'allocate_buffers' AND f.module LIKE '%/alloc1000'"),
+                     1000);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events e JOIN stack_frames f ON f.stack_id = e.stack_id AND "
+                               "f.depth = 0 WHERE e.op = 'free' AND f.symbol = 'release_buffers'"),
+                     997);
+    assert_string_equal(h_text(db, "SELECT symbol FROM stack_frames WHERE stack_id = (SELECT stack_id FROM "
+                                   "allocations LIMIT 1) AND depth = 1"),
+                        "main");
+    /* none of gpuledger's own frames anywhere */
+    assert_int_equal(h_int(db, "SELECT count(*) FROM stack_frames WHERE module LIKE '%libgpuledger%'"), 0);
+    assert_int_equal(h_int(db, "SELECT exit_code FROM run"), 0);
+    assert_int_equal(h_int(db, "SELECT dropped_events FROM run"), 0);
+    assert_int_equal(h_int(db, "SELECT unmatched_frees FROM run"), 0);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM run WHERE pid > 0 AND cmdline LIKE '%alloc1000%' AND "
+                               "end_ns >= start_ns AND schema_version = 1"),
+                     1);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM modules WHERE path LIKE '%/alloc1000' AND "
+                               "length(build_id) = 40"),
+                     1);
+    sqlite3_close(db);
+}
+
+static void test_oom_recorded_with_size_and_stack(void **state)
+{
+    (void)state;
+    struct run_result r;
+    h_run(&r, ENV("FAKECUDA_FAIL_ALLOC=3"), ARGV(GL, "run", "-q", "-o", "o.db", PROG("oom")));
+    assert_int_equal(r.status, 1); /* the program's own status passes through */
+    assert_non_null(strstr(r.out, "oom: 1 allocation(s) failed"));
+    sqlite3 *db = h_open("o.db");
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events WHERE op = 'oom'"), 1);
+    assert_int_equal(h_int(db, "SELECT size FROM events WHERE op = 'oom'"), 3 << 20);
+    assert_int_equal(h_int(db, "SELECT result FROM events WHERE op = 'oom'"), 2);
+    assert_string_equal(h_text(db, "SELECT f.symbol FROM events e JOIN stack_frames f ON f.stack_id = e.stack_id "
+                                   "AND f.depth = 0 WHERE e.op = 'oom'"),
+                        "grow_cache");
+    assert_int_equal(h_int(db, "SELECT count(*) FROM allocations"), 4);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM allocations WHERE free_ns IS NULL"), 0);
+    assert_int_equal(h_int(db, "SELECT exit_code FROM run"), 1);
+    sqlite3_close(db);
+}
+
+static void test_driver_entry_points_and_vmm(void **state)
+{
+    (void)state;
+    struct run_result r;
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "p.db", PROG("procaddr")));
+    assert_int_equal(r.status, 0);
+    sqlite3 *db = h_open("p.db");
+    assert_string_equal(h_text(db, "SELECT group_concat(op || ':' || api, ' ') FROM (SELECT op, api FROM events "
+                                   "ORDER BY seq)"),
+                        "alloc:cuMemAlloc_v2 free:cuMemFree_v2 reserve:cuMemAddressReserve create:cuMemCreate "
+                        "map:cuMemMap create:cuMemCreate map:cuMemMap unmap:cuMemUnmap unmap:cuMemUnmap "
+                        "release:cuMemRelease release:cuMemRelease unreserve:cuMemAddressFree");
+    assert_string_equal(h_text(db, "SELECT f.symbol FROM events e JOIN stack_frames f ON f.stack_id = e.stack_id "
+                                   "AND f.depth = 0 WHERE e.api = 'cuMemAlloc_v2'"),
+                        "driver_alloc_via_procaddr");
+    assert_string_equal(h_text(db, "SELECT f.symbol FROM events e JOIN stack_frames f ON f.stack_id = e.stack_id "
+                                   "AND f.depth = 0 WHERE e.api = 'cuMemCreate'"),
+                        "expandable_segment");
+    assert_int_equal(h_int(db, "SELECT count(*) FROM allocations WHERE kind = 'physical' AND size = 2097152 AND "
+                               "free_ns IS NOT NULL"),
+                     2);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM mappings WHERE end_ns IS NOT NULL"), 3);
+    assert_int_equal(h_int(db, "SELECT size FROM mappings WHERE kind = 'va'"), 8 << 20);
+    assert_int_equal(h_int(db, "SELECT peak_bytes FROM device_stats WHERE device = 0"), 4 << 20);
+    sqlite3_close(db);
+}
+
+static void test_eight_threads_lose_nothing(void **state)
+{
+    (void)state;
+    struct run_result r;
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "t.db", PROG("threads"), "8", "2000"));
+    assert_int_equal(r.status, 0);
+    sqlite3 *db = h_open("t.db");
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events"), 32000);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM allocations WHERE api = 'cudaMallocAsync' AND size = 512 "
+                               "AND free_api = 'cudaFreeAsync'"),
+                     16000);
+    assert_int_equal(h_int(db, "SELECT count(DISTINCT tid) FROM events"), 8);
+    assert_int_equal(h_int(db, "SELECT dropped_events + unmatched_frees FROM run"), 0);
+    assert_int_equal(h_int(db, "SELECT live_bytes FROM device_stats WHERE device = 0"), 0);
+    /* stacks are deduplicated: a handful, not thousands */
+    assert_true(h_int(db, "SELECT count(*) FROM stacks") <= 8);
+    sqlite3_close(db);
+}
+
+static long allocator_calls(const char *out)
+{
+    const char *p = strstr(out, "pairs: ");
+    return p ? atol(p + 7) : -1;
+}
+
+static void test_hot_path_never_mallocs(void **state)
+{
+    (void)state;
+    struct run_result bare, prof;
+    h_run(&bare, NULL, ARGV(PROG("nomalloc")));
+    h_run(&prof, NULL, ARGV(GL, "run", "-q", "-o", "n.db", PROG("nomalloc")));
+    assert_int_equal(bare.status, 0);
+    assert_int_equal(prof.status, 0);
+    long b = allocator_calls(bare.out), p = allocator_calls(prof.out);
+    assert_true(b >= 0);
+    assert_int_equal(p, b); /* gpuledger added no malloc/free on the application thread */
+    sqlite3 *db = h_open("n.db");
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events"), 22000);
+    sqlite3_close(db);
+}
+
+static void test_exit_status_and_crash(void **state)
+{
+    (void)state;
+    struct run_result r;
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "e.db", PROG("misc"), "exit", "7"));
+    assert_int_equal(r.status, 7);
+    sqlite3 *db = h_open("e.db");
+    assert_int_equal(h_int(db, "SELECT exit_code FROM run"), 7);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM allocations WHERE free_ns IS NULL AND size = 4096"), 1);
+    sqlite3_close(db);
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "r.db", PROG("misc"), "return", "5"));
+    assert_int_equal(r.status, 5);
+    db = h_open("r.db");
+    assert_int_equal(h_int(db, "SELECT exit_code FROM run"), 5);
+    sqlite3_close(db);
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "c.db", PROG("misc"), "crash"));
+    assert_int_equal(r.status, 128 + 11);
+    db = h_open("c.db");
+    assert_int_equal(h_int(db, "SELECT exit_signal FROM run"), 11);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events"), 1);
+    assert_true(h_int(db, "SELECT end_ns FROM run") > 0);
+    sqlite3_close(db);
+}
+
+static void test_fork_gives_child_its_own_db(void **state)
+{
+    (void)state;
+    struct run_result r;
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "f-%p.db", PROG("misc"), "fork"));
+    assert_int_equal(r.status, 0);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "ls %s/f-*.db | wc -l > %s/.n", h_dir(), h_dir());
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s/.n", h_dir());
+    FILE *f = fopen(cmd, "r");
+    int n = 0;
+    assert_int_equal(fscanf(f, "%d", &n), 1);
+    fclose(f);
+    assert_int_equal(n, 2);
+    /* each has its own 1 MiB alloc+free; the child's ppid is the parent's pid */
+    snprintf(cmd, sizeof cmd,
+             "for d in %s/f-*.db; do sqlite3 $d 'SELECT pid, ppid, (SELECT count(*) FROM events) FROM run'; done > "
+             "%s/.rows",
+             h_dir(), h_dir());
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s/.rows", h_dir());
+    f = fopen(cmd, "r");
+    long pid[2], ppid[2], ev[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(fscanf(f, "%ld|%ld|%ld", &pid[i], &ppid[i], &ev[i]), 3);
+    fclose(f);
+    assert_int_equal(ev[0], 2);
+    assert_int_equal(ev[1], 2);
+    assert_true(ppid[0] == pid[1] || ppid[1] == pid[0]);
+}
+
+static void test_reset_frees_everything(void **state)
+{
+    (void)state;
+    struct run_result r;
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "x.db", PROG("misc"), "reset"));
+    assert_int_equal(r.status, 0);
+    sqlite3 *db = h_open("x.db");
+    assert_int_equal(h_int(db, "SELECT count(*) FROM allocations"), 3);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM allocations WHERE free_api = 'cudaDeviceReset'"), 3);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events WHERE op = 'reset'"), 1);
+    sqlite3_close(db);
+}
+
+static void test_pools_managed_host_devices(void **state)
+{
+    (void)state;
+    struct run_result r;
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "pool.db", PROG("misc"), "pool"));
+    assert_int_equal(r.status, 0);
+    sqlite3 *db = h_open("pool.db");
+    assert_int_equal(h_int(db, "SELECT count(*) FROM allocations WHERE api = 'cudaMallocFromPoolAsync' AND "
+                               "size = 1048576 AND pool != 0 AND free_ns IS NOT NULL"),
+                     3);
+    assert_int_equal(h_int(db, "SELECT count(DISTINCT pool) FROM allocations"), 1);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events WHERE op = 'trim' AND aux IS NULL AND pool = "
+                               "(SELECT pool FROM allocations LIMIT 1)"),
+                     1);
+    sqlite3_close(db);
+
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "m.db", PROG("misc"), "managed"));
+    assert_int_equal(r.status, 0);
+    db = h_open("m.db");
+    assert_string_equal(h_text(db, "SELECT group_concat(kind || ':' || size, ' ') FROM (SELECT kind, size FROM "
+                                   "allocations ORDER BY id)"),
+                        "managed:1048576 host:8192 device:10240");
+    /* pinned host memory is not device memory */
+    assert_int_equal(h_int(db, "SELECT peak_bytes FROM device_stats WHERE device = 0"), 1048576 + 10240);
+    sqlite3_close(db);
+
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "d.db", PROG("misc"), "devices"));
+    assert_int_equal(r.status, 0);
+    db = h_open("d.db");
+    assert_int_equal(h_int(db, "SELECT peak_bytes FROM device_stats WHERE device = 0"), 1 << 20);
+    assert_int_equal(h_int(db, "SELECT peak_bytes FROM device_stats WHERE device = 1"), 2 << 20);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM allocations WHERE free_ns IS NULL"), 2);
+    sqlite3_close(db);
+}
+
+static void test_hostile_output_paths(void **state)
+{
+    (void)state;
+    struct run_result r;
+    /* unwritable: the program runs on, one clear line */
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "/nonexistent-dir/x.db", PROG("alloc1000")));
+    assert_int_equal(r.status, 0);
+    assert_int_equal(h_count_lines(r.err, "gpuledger:"), 1);
+    assert_non_null(strstr(r.err, "cannot create /nonexistent-dir/x.db"));
+    assert_non_null(strstr(r.err, "runs on unprofiled"));
+    /* an existing file is never destroyed */
+    char p[512];
+    snprintf(p, sizeof p, "%s/keep.db", h_dir());
+    FILE *f = fopen(p, "w");
+    fputs("precious", f);
+    fclose(f);
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "keep.db", PROG("misc"), "exit", "0"));
+    assert_int_equal(r.status, 0);
+    f = fopen(p, "r");
+    char buf[32] = "";
+    assert_non_null(fgets(buf, sizeof buf, f));
+    fclose(f);
+    assert_string_equal(buf, "precious");
+    assert_non_null(strstr(r.err, "keep.1.db instead"));
+    sqlite3 *db = h_open("keep.1.db");
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events"), 1);
+    sqlite3_close(db);
+}
+
+static void test_bad_env_and_disable(void **state)
+{
+    (void)state;
+    struct run_result r;
+    h_run(&r, ENV("GPULEDGER_STACK_DEPTH=banana"), ARGV(GL, "run", "-q", "-o", "b.db", PROG("misc"), "exit", "0"));
+    assert_int_equal(r.status, 0);
+    assert_int_equal(h_count_lines(r.err, "GPULEDGER_STACK_DEPTH='banana'"), 1);
+    sqlite3 *db = h_open("b.db");
+    assert_int_equal(h_int(db, "SELECT stack_depth FROM run"), 48);
+    sqlite3_close(db);
+    h_run(&r, ENV("GPULEDGER_DISABLE=1"), ARGV(GL, "run", "-q", "-o", "off.db", PROG("misc"), "exit", "0"));
+    assert_int_equal(r.status, 0);
+    char p[512];
+    snprintf(p, sizeof p, "%s/off.db", h_dir());
+    assert_int_not_equal(access(p, F_OK), 0);
+    /* depth 0: no stacks at all */
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-d", "0", "-o", "z.db", PROG("alloc1000")));
+    db = h_open("z.db");
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events WHERE stack_id IS NOT NULL"), 0);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events"), 1997);
+    sqlite3_close(db);
+}
+
+static void test_launcher_usage_and_summary(void **state)
+{
+    (void)state;
+    struct run_result r;
+    h_run(&r, NULL, ARGV(GL, "run"));
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "no command given"));
+    h_run(&r, NULL, ARGV(GL, "run", "--", "/no/such/program"));
+    assert_int_equal(r.status, 127);
+    assert_non_null(strstr(r.err, "cannot run '/no/such/program'"));
+    h_run(&r, NULL, ARGV(GL, "frobnicate"));
+    assert_int_equal(r.status, 2);
+    h_run(&r, NULL, ARGV(GL, "--help"));
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "usage: gpuledger"));
+    h_run(&r, NULL, ARGV(GL, "run", "--help"));
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "%p pid"));
+    h_run(&r, NULL, ARGV(GL, "run", "-o", "demo.db", PROG("demo")));
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "demo: 8 steps done"));
+    assert_non_null(strstr(r.err, "demo.db: 33 events, peak 82.00 MiB on device 0, 2 allocations (2.00 MiB) never "
+                                  "freed, 1 out-of-memory failures"));
+    h_run(&r, NULL, ARGV(GL, "summary", "/no/such.db"));
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "/no/such.db: No such file or directory"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_alloc1000_exact, teardown),
+        cmocka_unit_test_teardown(test_oom_recorded_with_size_and_stack, teardown),
+        cmocka_unit_test_teardown(test_driver_entry_points_and_vmm, teardown),
+        cmocka_unit_test_teardown(test_eight_threads_lose_nothing, teardown),
+        cmocka_unit_test_teardown(test_hot_path_never_mallocs, teardown),
+        cmocka_unit_test_teardown(test_exit_status_and_crash, teardown),
+        cmocka_unit_test_teardown(test_fork_gives_child_its_own_db, teardown),
+        cmocka_unit_test_teardown(test_reset_frees_everything, teardown),
+        cmocka_unit_test_teardown(test_pools_managed_host_devices, teardown),
+        cmocka_unit_test_teardown(test_hostile_output_paths, teardown),
+        cmocka_unit_test_teardown(test_bad_env_and_disable, teardown),
+        cmocka_unit_test_teardown(test_launcher_usage_and_summary, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
