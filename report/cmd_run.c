@@ -222,8 +222,6 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "gpuledger run: out of memory\n");
         return 2;
     }
-    if (!getenv("CUDA_INJECTION64_PATH"))
-        setenv("CUDA_INJECTION64_PATH", lib, 1);
     char manifest[] = "/tmp/gpuledger-run-XXXXXX";
     int mfd = mkstemp(manifest);
     if (mfd >= 0) {

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# gpu-check.sh — the real-GPU checks, run ON the device machine (H200).
+# Prepare here first with scripts/device-prep.sh, then through the device
+# tool: carry ["build-device", ".device-deps"], command
+#   bash scripts/gpu-check.sh
+# It builds the CUDA check program with nvcc, runs it and a small PyTorch
+# training loop bare and under gpuledger, and writes a Markdown table of
+# what PyTorch / compute-sanitizer say next to what the database says to
+# $OUT/results.md (plus the raw JSON and some databases for later study).
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+B=${GL_BUILD:-$ROOT/build-device}
+OUT=${OUT:-/tmp/gl-gpu-check}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH="$ROOT/.device-deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+GL="$B/report/gpuledger"
+W=$(mktemp -d)
+PY=python3
+R="$OUT/results.md"
+log() { echo "== $*" | tee -a "$OUT/log.txt"; }
+stat() { $PY "$ROOT/scripts/gpu/dbstat.py" "$1"; }
+
+{
+  echo "# gpu-check $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  $PY -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
+  echo
+} > "$R" 2>&1
+
+log "build the CUDA check program (dynamic and static cudart)"
+nvcc -O1 -g -cudart shared -o "$W/alloc_dyn" "$ROOT/scripts/gpu/alloc_leak.cu" || exit 1
+nvcc -O1 -g -o "$W/alloc_static" "$ROOT/scripts/gpu/alloc_leak.cu" || exit 1
+
+log "A/B: alloc_leak under gpuledger"
+for v in dyn static; do
+  ( cd "$W" && "$GL" run -o "$W/alloc_$v.db" -- "$W/alloc_$v" ) > "$OUT/alloc_$v.out" 2>&1
+  echo "alloc_$v: $(stat "$W/alloc_$v.db")" >> "$OUT/raw.txt"
+done
+log "C: compute-sanitizer --leak-check full"
+compute-sanitizer --leak-check full "$W/alloc_static" > "$OUT/sanitizer.txt" 2>&1
+grep -E "Leaked|LEAK SUMMARY|bytes leaked" "$OUT/sanitizer.txt" | head -5 >> "$OUT/raw.txt"
+
+TT="$ROOT/scripts/gpu/torch_train.py"
+run_torch() { # name, conf, extra args
+  local name=$1 conf=$2; shift 2
+  PYTORCH_CUDA_ALLOC_CONF=$conf $PY "$TT" "$@" > "$OUT/$name.bare.json" 2>"$W/$name.bare.err"
+  PYTORCH_CUDA_ALLOC_CONF=$conf "$GL" run -o "$W/$name.db" -- $PY "$TT" "$@" > "$OUT/$name.prof.json" 2>"$W/$name.prof.err"
+  echo "$name bare: $(cat "$OUT/$name.bare.json")" >> "$OUT/raw.txt"
+  echo "$name prof: $(cat "$OUT/$name.prof.json")" >> "$OUT/raw.txt"
+  echo "$name db:   $(stat "$W/$name.db")" >> "$OUT/raw.txt"
+  tail -2 "$W/$name.prof.err" >> "$OUT/raw.txt"
+}
+log "D: torch, backend:cudaMallocAsync"
+run_torch torch_async "backend:cudaMallocAsync" --steps 20
+log "E: torch, default caching allocator"
+run_torch torch_default "" --steps 20
+log "F: torch, expandable_segments:True"
+run_torch torch_expand "expandable_segments:True" --steps 20
+log "G: torch async with a planted leak"
+PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync "$GL" run -o "$W/torch_leak.db" -- $PY "$TT" --steps 12 --leak > "$OUT/torch_leak.json" 2>&1
+
+$PY - "$OUT" >> "$R" <<'PYEOF'
+import json, sys, re
+out = sys.argv[1]
+raw = open(out + "/raw.txt").read().splitlines()
+def find(prefix):
+    for l in raw:
+        if l.startswith(prefix):
+            return json.loads(l[len(prefix):].strip())
+print("| case | reference | gpuledger | match |")
+print("|---|---|---|---|")
+for v in ("dyn", "static"):
+    d = find(f"alloc_{v}:")
+    if d:
+        print(f"| alloc_leak ({v} cudart): allocations | 32 (10 cudaMalloc + 20 cudaMallocAsync + 2 leaked) | {d['allocs']} | {'yes' if d['allocs']==32 else 'NO'} |")
+        print(f"| alloc_leak ({v} cudart): unfreed bytes | 13345 | {d['unfreed_bytes']} | {'yes' if d['unfreed_bytes']==13345 else 'NO'} |")
+        print(f"| alloc_leak ({v} cudart): OOM events | 1 | {d['ooms']} | {'yes' if d['ooms']==1 else 'NO'} |")
+        print(f"| alloc_leak ({v} cudart): leak sites | leaky_cudaMalloc, leaky_cudaMallocAsync | {', '.join(d['top_frame_of_unfreed'])} | |")
+san = [l for l in raw if "bytes leaked" in l or "Leaked" in l]
+if san:
+    print(f"| compute-sanitizer (static) | {san[0].strip()[:80]} | | |")
+for name, ref in (("torch_async", "max_memory_allocated"), ("torch_default", "max_memory_reserved"), ("torch_expand", "max_memory_reserved")):
+    b, p, d = find(f"{name} bare:"), find(f"{name} prof:"), find(f"{name} db:")
+    if not (p and d):
+        print(f"| {name} | (failed) | | |")
+        continue
+    diff = d["peak_dev0"] - p[ref]
+    print(f"| {name}: peak bytes | torch.cuda.{ref}() = {p[ref]} | {d['peak_dev0']} | diff {diff} |")
+    print(f"| {name}: events (dropped) | | {d['events']} ({d['dropped']}) | |")
+    if b:
+        print(f"| {name}: median step ms | bare {b['median_step_ms']:.2f} | profiled {p['median_step_ms']:.2f} | x{p['median_step_ms']/b['median_step_ms']:.3f} |")
+PYEOF
+cp "$W"/torch_leak.db "$W"/torch_async.db "$OUT"/ 2>/dev/null
+cat "$R"

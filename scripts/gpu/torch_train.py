@@ -1,0 +1,86 @@
+"""torch_train.py — a small GPT-style training loop for the real-GPU checks.
+
+Prints one JSON line with PyTorch's own memory counters and the median step
+time, so gpu-check.sh can compare them with gpuledger's database.
+Usage: python3 torch_train.py [--steps N] [--leak] [--dim D]
+"""
+import argparse
+import json
+import time
+
+import torch
+import torch.nn as nn
+
+LEAKED = []  # the planted leak: tensors appended every step
+
+
+class Block(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(d)
+        self.attn = nn.MultiheadAttention(d, heads, batch_first=True)
+        self.ln2 = nn.LayerNorm(d)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+    def forward(self, x):
+        h = self.ln1(x)
+        mask = torch.triu(torch.ones(x.shape[1], x.shape[1], device=x.device, dtype=torch.bool), 1)
+        x = x + self.attn(h, h, h, attn_mask=mask, need_weights=False)[0]
+        return x + self.mlp(self.ln2(x))
+
+
+class TinyGPT(nn.Module):
+    def __init__(self, vocab=8192, d=512, layers=6, heads=8, ctx=256):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(ctx, d)
+        self.blocks = nn.ModuleList(Block(d, heads) for _ in range(layers))
+        self.ln = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab, bias=False)
+
+    def forward(self, idx):
+        pos = torch.arange(idx.shape[1], device=idx.device)
+        x = self.tok(idx) + self.pos(pos)
+        for b in self.blocks:
+            x = b(x)
+        return self.head(self.ln(x))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--dim", type=int, default=512)
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--leak", action="store_true", help="append a 1 MiB tensor to a global list every step")
+    args = ap.parse_args()
+    torch.manual_seed(0)
+    dev = torch.device("cuda")
+    model = TinyGPT(d=args.dim).to(dev)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
+    times = []
+    for step in range(args.steps):
+        x = torch.randint(0, 8192, (args.batch, 256), device=dev)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        logits = model(x)
+        loss = nn.functional.cross_entropy(logits.view(-1, logits.shape[-1]), x.view(-1))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        if args.leak:
+            LEAKED.append(torch.empty(1 << 18, device=dev))  # 1 MiB per step
+        torch.cuda.synchronize()
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    print(json.dumps({
+        "max_memory_allocated": torch.cuda.max_memory_allocated(),
+        "max_memory_reserved": torch.cuda.max_memory_reserved(),
+        "memory_allocated_end": torch.cuda.memory_allocated(),
+        "memory_reserved_end": torch.cuda.memory_reserved(),
+        "median_step_ms": 1000 * times[len(times) // 2],
+        "steps": args.steps,
+    }))
+
+
+if __name__ == "__main__":
+    main()
