@@ -105,7 +105,7 @@ GL_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGe
                             unsigned long long flags)
 {
     GL_AFTER(cuMemMap, CUresult, DRV_FAIL, -1, real(ptr, size, offset, handle, flags),
-             (c.addr = ptr, c.size = size, c.aux = handle, (void)offset));
+             (c.addr = ptr, c.size = size, c.aux = handle));
 }
 
 GL_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)

@@ -19,12 +19,26 @@ struct gl_hook gl_hooks[GL_HOOK_COUNT] = {
 #undef GL_X
 };
 
-int gl_hook_find(const char *name)
+/* The dlsym hook runs before anything else is ready, e.g. while a
+ * sanitizer runtime initialises itself by calling dlsym: this path uses no
+ * libc call and no instrumentation. */
+#define GL_EARLY __attribute__((no_sanitize("address", "undefined", "thread")))
+
+GL_EARLY static int same_name(const char *a, const char *b)
+{
+    while (*a && *a == *b) {
+        a++;
+        b++;
+    }
+    return *a == *b;
+}
+
+GL_EARLY int gl_hook_find(const char *name)
 {
     if (!name || name[0] != 'c' || name[1] != 'u')
         return -1;
     for (int i = 0; i < GL_HOOK_COUNT; i++)
-        if (!strcmp(gl_hooks[i].name, name))
+        if (same_name(gl_hooks[i].name, name))
             return i;
     return -1;
 }
@@ -81,7 +95,7 @@ void gl_hook_substitute(int id, void **pfn)
 
 /* ---- dlsym (called from dlsym_tramp.S) ---------------------------------- */
 
-__attribute__((visibility("hidden"))) int gl_dlsym_is_hooked(const char *name)
+GL_EARLY __attribute__((visibility("hidden"))) int gl_dlsym_is_hooked(const char *name)
 {
     gl_real_init();
     return gl_hook_find(name) >= 0;

@@ -6,7 +6,7 @@
 
 gl_dlsym_fn gl_real_dlsym;
 
-void gl_real_init(void)
+__attribute__((no_sanitize("address", "undefined", "thread"))) void gl_real_init(void)
 {
     if (__atomic_load_n(&gl_real_dlsym, __ATOMIC_ACQUIRE))
         return;

@@ -50,8 +50,10 @@ static void append_manifest(const char *path)
         return;
     char line[PATH_MAX + 2];
     int n = snprintf(line, sizeof line, "%s\n", path);
-    if (n > 0 && (size_t)n < sizeof line && write(fd, line, (size_t)n) < 0)
-        n = 0;
+    if (n > 0 && (size_t)n < sizeof line) {
+        ssize_t w = write(fd, line, (size_t)n);
+        (void)w; /* best effort: the launcher then just lists fewer files */
+    }
     close(fd);
 }
 

@@ -226,11 +226,26 @@ static int64_t module_id(struct gl_store *s, struct gl_module *m)
     return m->db_id;
 }
 
-static int64_t frame_id(struct gl_store *s, uintptr_t ip)
+/* Frames of a CUDA runtime linked statically into the program (nvcc's
+ * default): its internals are named libcudart_static_<hash>, its entry
+ * points cudaMalloc & co. They sit above the program's own frame when the
+ * driver call is what we caught, and are cut off so that depth 0 is the
+ * caller of the CUDA API, as with the dynamic runtime. */
+static int is_runtime_internal(const char *sym)
+{
+    return sym && (!strncmp(sym, "libcudart_static_", 17) || !strncmp(sym, "cudaMalloc", 10) ||
+                   !strncmp(sym, "cudaFree", 8) || !strncmp(sym, "cudaHostAlloc", 13) ||
+                   !strncmp(sym, "cudaDeviceReset", 15) || !strncmp(sym, "cudaMemPool", 11));
+}
+
+#define FRAME_INTERNAL (1ULL << 62)
+
+/* Frame id of ip, with FRAME_INTERNAL set for static-runtime frames. */
+static uint64_t frame_id(struct gl_store *s, uintptr_t ip)
 {
     uint64_t id;
     if (gl_u64map_get(&s->frames, ip, &id))
-        return (int64_t)id;
+        return id;
     struct gl_frame_info fi;
     gl_symbolize(&s->sym, ip, &fi);
     id = (uint64_t)s->next_frame++;
@@ -249,10 +264,12 @@ static int64_t frame_id(struct gl_store *s, uintptr_t ip)
         sqlite3_bind_null(s->ins_frame, 5);
         sqlite3_bind_null(s->ins_frame, 6);
     }
-    free(fi.symbol);
     step_done(s, s->ins_frame, "writing a frame");
+    if (is_runtime_internal(fi.symbol))
+        id |= FRAME_INTERNAL;
+    free(fi.symbol);
     gl_u64map_put(&s->frames, ip, id);
-    return (int64_t)id;
+    return id;
 }
 
 static uint64_t hash_ips(const uintptr_t *ips, unsigned n)
@@ -302,16 +319,19 @@ static int64_t stack_id(struct gl_store *s, const struct gl_event *ev)
     s->nips += n;
     gl_u64map_put(&s->stack_index, key, s->nstacks++);
 
+    unsigned skip = 0; /* leading static-runtime frames (kept if that is all) */
+    while (skip + 1 < n && (frame_id(s, ev->ips[skip]) & FRAME_INTERNAL))
+        skip++;
     sqlite3_bind_int64(s->ins_stack, 1, e->id);
     sqlite3_bind_int64(s->ins_stack, 2, (sqlite3_int64)h);
-    sqlite3_bind_int(s->ins_stack, 3, (int)n);
+    sqlite3_bind_int(s->ins_stack, 3, (int)(n - skip));
     sqlite3_bind_int(s->ins_stack, 4, (ev->flags & GL_EVF_TRUNCATED) ? 1 : 0);
     step_done(s, s->ins_stack, "writing a stack");
-    for (unsigned i = 0; i < n; i++) {
-        int64_t fid = frame_id(s, ev->ips[i]);
+    for (unsigned i = skip; i < n; i++) {
+        uint64_t fid = frame_id(s, ev->ips[i]) & ~FRAME_INTERNAL;
         sqlite3_bind_int64(s->ins_entry, 1, e->id);
-        sqlite3_bind_int(s->ins_entry, 2, (int)i);
-        sqlite3_bind_int64(s->ins_entry, 3, fid);
+        sqlite3_bind_int(s->ins_entry, 2, (int)(i - skip));
+        sqlite3_bind_int64(s->ins_entry, 3, (sqlite3_int64)fid);
         step_done(s, s->ins_entry, "writing a stack entry");
     }
     return e->id;

@@ -113,6 +113,7 @@ char *gl_demangle(struct gl_symbolizer *s, const char *name)
         free(out);
         return NULL;
     }
+    // cppcheck-suppress returnDanglingLifetime ; `out` is malloc'd by __cxa_demangle
     return out;
 }
 

@@ -17,18 +17,20 @@ uint64_t gl_hash64(uint64_t x)
     return x;
 }
 
-/* The marker keys are kept beside the table: their flag and value. */
-static int *marker(struct gl_u64map *m, uint64_t k, uint64_t **val)
+/* The marker keys 0 and UINT64_MAX are kept beside the table. */
+static int is_marker(uint64_t k)
 {
-    if (k == EMPTY) {
-        *val = &m->zero_val;
-        return &m->has_zero;
-    }
-    if (k == TOMB) {
-        *val = &m->max_val;
-        return &m->has_max;
-    }
-    return NULL;
+    return k == EMPTY || k == TOMB;
+}
+
+static int *marker_flag(struct gl_u64map *m, uint64_t k)
+{
+    return k == EMPTY ? &m->has_zero : &m->has_max;
+}
+
+static uint64_t *marker_val(struct gl_u64map *m, uint64_t k)
+{
+    return k == EMPTY ? &m->zero_val : &m->max_val;
 }
 
 void gl_u64map_init(struct gl_u64map *m)
@@ -77,12 +79,11 @@ static int grow(struct gl_u64map *m)
 
 int gl_u64map_get(const struct gl_u64map *m, uint64_t key, uint64_t *val)
 {
-    uint64_t *mv;
-    int *mk = marker((struct gl_u64map *)m, key, &mv);
-    if (mk) {
-        if (*mk)
-            *val = *mv;
-        return *mk;
+    if (is_marker(key)) {
+        struct gl_u64map *mm = (struct gl_u64map *)m;
+        if (*marker_flag(mm, key))
+            *val = *marker_val(mm, key);
+        return *marker_flag(mm, key);
     }
     if (!m->cap)
         return 0;
@@ -101,12 +102,10 @@ int gl_u64map_get(const struct gl_u64map *m, uint64_t key, uint64_t *val)
 
 int gl_u64map_put(struct gl_u64map *m, uint64_t key, uint64_t val)
 {
-    uint64_t *mv;
-    int *mk = marker(m, key, &mv);
-    if (mk) {
-        m->count += !*mk;
-        *mk = 1;
-        *mv = val;
+    if (is_marker(key)) {
+        m->count += !*marker_flag(m, key);
+        *marker_flag(m, key) = 1;
+        *marker_val(m, key) = val;
         return 0;
     }
     if ((m->used + 1) * 10 >= m->cap * 7 && grow(m) != 0)
@@ -137,12 +136,10 @@ int gl_u64map_put(struct gl_u64map *m, uint64_t key, uint64_t val)
 
 int gl_u64map_del(struct gl_u64map *m, uint64_t key)
 {
-    uint64_t *mv;
-    int *mk = marker(m, key, &mv);
-    if (mk) {
-        int was = *mk;
+    if (is_marker(key)) {
+        int was = *marker_flag(m, key);
         m->count -= (size_t)was;
-        *mk = 0;
+        *marker_flag(m, key) = 0;
         return was;
     }
     if (!m->cap)
