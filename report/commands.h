@@ -6,6 +6,20 @@
 
 int cmd_run(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_leaks(int argc, char **argv);
+int cmd_holes(int argc, char **argv);
+int cmd_gate(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+
+struct gl_run;
+struct gl_rules;
+/* Load every database named; on a bad one print its one-line error and
+ * return -1 (the caller exits 2). */
+int gl_load_all(int argc, char **argv, struct gl_run ***runs);
+/* Built-in rules, or the file given with --rules; -1 after printing why. */
+int gl_rules_from_opt(const char *path, struct gl_rules *rules);
 
 /* Print "gpuledger: <DB>: N events, peak …" for one database; 0 or 2. */
 int gl_print_db_summary(const char *path);

@@ -1,0 +1,428 @@
+/* analysis.c — see analysis.h. Everything here is O(allocations) or
+ * O(allocations log allocations) so that runs of millions of events stay
+ * fast. */
+#include "analysis.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "u64map.h"
+
+void gl_groups_free(struct gl_groups *g)
+{
+    for (size_t i = 0; i < g->n; i++)
+        free(g->v[i].steps);
+    free(g->v);
+    memset(g, 0, sizeof *g);
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+    const struct gl_group *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes < y->bytes ? 1 : -1;
+    return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+}
+
+/* Group-building helper: add allocation a to its stack's group. */
+struct grouper {
+    struct gl_u64map idx;
+    struct gl_groups *g;
+    size_t cap;
+};
+
+static struct gl_group *group_add(struct grouper *gr, const struct gl_alloc *a)
+{
+    uint64_t pos;
+    struct gl_groups *g = gr->g;
+    uint64_t key = (uint64_t)a->stack_id;
+    if (!gl_u64map_get(&gr->idx, key, &pos)) {
+        if (g->n == gr->cap) {
+            gr->cap = gr->cap ? gr->cap * 2 : 64;
+            struct gl_group *nv = realloc(g->v, gr->cap * sizeof *nv);
+            if (!nv)
+                return NULL;
+            g->v = nv;
+        }
+        pos = g->n++;
+        memset(&g->v[pos], 0, sizeof g->v[pos]);
+        g->v[pos].stack_id = a->stack_id;
+        g->v[pos].sample = a;
+        g->v[pos].first_ns = a->alloc_ns;
+        gl_u64map_put(&gr->idx, key, pos);
+    }
+    struct gl_group *grp = &g->v[pos];
+    grp->bytes += a->size;
+    grp->count++;
+    if (a->alloc_ns < grp->first_ns)
+        grp->first_ns = a->alloc_ns;
+    if (a->alloc_ns > grp->last_ns)
+        grp->last_ns = a->alloc_ns;
+    g->total_bytes += a->size;
+    g->total_count++;
+    return grp;
+}
+
+static void group_done(struct grouper *gr)
+{
+    gl_u64map_free(&gr->idx);
+    qsort(gr->g->v, gr->g->n, sizeof *gr->g->v, cmp_group);
+}
+
+static int dev_match(int want, int dev)
+{
+    return want == -2 || want == dev;
+}
+
+int gl_ledger_at(struct gl_run *r, int device, int64_t seq, struct gl_groups *out)
+{
+    memset(out, 0, sizeof *out);
+    struct grouper gr = {.g = out};
+    gl_u64map_init(&gr.idx);
+    for (size_t i = 0; i < r->nallocs && r->allocs[i].seq <= seq; i++) {
+        const struct gl_alloc *a = &r->allocs[i];
+        if (gl_counts(a->kind) && dev_match(device, a->device) && gl_live_at(a, seq))
+            group_add(&gr, a);
+    }
+    group_done(&gr);
+    return 0;
+}
+
+int gl_leaks(struct gl_run *r, int device, const struct gl_leak_opts *o, struct gl_groups *out)
+{
+    memset(out, 0, sizeof *out);
+    struct grouper gr = {.g = out};
+    gl_u64map_init(&gr.idx);
+    int64_t end = r->has_end ? r->end_ns : r->last_ns;
+    for (size_t i = 0; i < r->nallocs; i++) {
+        const struct gl_alloc *a = &r->allocs[i];
+        if (!(gl_counts(a->kind) || (o->include_host && a->kind == GL_KIND_HOST)) || !dev_match(device, a->device))
+            continue;
+        int unfreed = a->free_seq == 0;
+        int long_lived = o->lifetime_ns > 0 && (a->free_seq ? a->free_ns : end) - a->alloc_ns >= o->lifetime_ns;
+        if (unfreed || long_lived)
+            group_add(&gr, a);
+    }
+    group_done(&gr);
+    if (o->min_bytes) {
+        size_t k = 0;
+        for (size_t i = 0; i < out->n; i++)
+            if (out->v[i].bytes >= o->min_bytes)
+                out->v[k++] = out->v[i];
+        out->n = k;
+    }
+    return 0;
+}
+
+/* Step boundaries (event seqs): marks if the run has some, else slices. */
+static size_t step_bounds(struct gl_run *r, int nsteps, int64_t **out)
+{
+    int64_t *b = calloc((size_t)nsteps, sizeof *b);
+    if (!b)
+        return 0;
+    /* equal time slices: the boundary is the last event at or before t */
+    int64_t span = r->last_ns - r->first_ns;
+    size_t k = 0;
+    for (int s = 1; s <= nsteps; s++) {
+        int64_t t = r->first_ns + span * s / nsteps;
+        int64_t last = 0;
+        for (size_t i = 0; i < r->nallocs && r->allocs[i].alloc_ns <= t; i++)
+            last = r->allocs[i].seq;
+        /* frees after the last allocation also belong to the slice */
+        for (size_t i = 0; i < r->nallocs; i++)
+            if (r->allocs[i].free_seq && r->allocs[i].free_ns <= t && r->allocs[i].free_seq > last)
+                last = r->allocs[i].free_seq;
+        b[k++] = last;
+    }
+    *out = b;
+    return k;
+}
+
+int gl_growth(struct gl_run *r, int device, int nsteps, uint64_t min_bytes, struct gl_groups *out)
+{
+    memset(out, 0, sizeof *out);
+    if (nsteps < 2)
+        nsteps = 2;
+    int64_t *bounds = NULL;
+    size_t nb = step_bounds(r, nsteps, &bounds);
+    if (!nb)
+        return -1;
+    struct grouper gr = {.g = out};
+    gl_u64map_init(&gr.idx);
+    /* group every allocation by stack; steps[] = live bytes at each bound */
+    for (size_t i = 0; i < r->nallocs; i++) {
+        const struct gl_alloc *a = &r->allocs[i];
+        if (!gl_counts(a->kind) || !dev_match(device, a->device))
+            continue;
+        struct gl_group *g = group_add(&gr, a);
+        if (!g)
+            continue;
+        if (!g->steps)
+            g->steps = calloc(nb, sizeof *g->steps);
+        for (size_t s = 0; g->steps && s < nb; s++)
+            if (gl_live_at(a, bounds[s]))
+                g->steps[s] += a->size;
+    }
+    gl_u64map_free(&gr.idx);
+    size_t k = 0;
+    for (size_t i = 0; i < out->n; i++) {
+        struct gl_group *g = &out->v[i];
+        size_t rises = 0;
+        int monotonic = g->steps != NULL;
+        for (size_t s = 1; monotonic && s < nb; s++) {
+            if (g->steps[s] < g->steps[s - 1])
+                monotonic = 0;
+            else if (g->steps[s] > g->steps[s - 1])
+                rises++;
+        }
+        uint64_t growth = monotonic ? g->steps[nb - 1] - g->steps[0] : 0;
+        if (monotonic && rises * 2 >= nb - 1 && growth > 0 && growth >= min_bytes) {
+            g->bytes = growth; /* sort and report by growth */
+            out->v[k++] = *g;
+        } else {
+            free(g->steps);
+        }
+    }
+    out->n = k;
+    qsort(out->v, out->n, sizeof *out->v, cmp_group);
+    free(bounds);
+    return (int)nb;
+}
+
+void gl_groups_categorize(struct gl_groups *g, const struct gl_rules *rules, struct gl_stacks *s)
+{
+    for (size_t i = 0; i < g->n; i++)
+        g->v[i].category = gl_categorize(rules, s, g->v[i].sample);
+}
+
+size_t gl_category_totals(const struct gl_groups *g, struct gl_cat_total *out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        const char *c = g->v[i].category ? g->v[i].category : "other";
+        size_t k;
+        for (k = 0; k < n; k++)
+            if (!strcmp(out[k].category, c))
+                break;
+        if (k == n) {
+            if (n == max)
+                continue;
+            out[n++] = (struct gl_cat_total){c, 0, 0};
+        }
+        out[k].bytes += g->v[i].bytes;
+        out[k].count += g->v[i].count;
+    }
+    for (size_t i = 1; i < n; i++) /* insertion sort, biggest first */
+        for (size_t j = i; j > 0 && out[j].bytes > out[j - 1].bytes; j--) {
+            struct gl_cat_total t = out[j];
+            out[j] = out[j - 1];
+            out[j - 1] = t;
+        }
+    return n;
+}
+
+/* ---- holes --------------------------------------------------------------- */
+
+struct ival {
+    uint64_t lo, hi;
+};
+
+static int cmp_ival(const void *a, const void *b)
+{
+    const struct ival *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Merge sorted intervals in place; returns the new count. */
+static size_t merge(struct ival *v, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (k && v[i].lo <= v[k - 1].hi) {
+            if (v[i].hi > v[k - 1].hi)
+                v[k - 1].hi = v[i].hi;
+        } else {
+            v[k++] = v[i];
+        }
+    }
+    return k;
+}
+
+/* Holes of `live` (sorted, merged) inside `regions` (sorted, merged). */
+static void measure(const struct ival *regions, size_t nr, const struct ival *live, size_t nl,
+                    struct gl_hole_stat *st)
+{
+    size_t j = 0;
+    st->reserved = st->live = st->free = st->largest_free = st->holes = 0;
+    for (size_t i = 0; i < nr; i++) {
+        uint64_t cur = regions[i].lo;
+        st->reserved += regions[i].hi - regions[i].lo;
+        while (j < nl && live[j].hi <= regions[i].lo)
+            j++;
+        for (; j < nl && live[j].lo < regions[i].hi; j++) {
+            uint64_t lo = live[j].lo < regions[i].lo ? regions[i].lo : live[j].lo;
+            uint64_t hi = live[j].hi > regions[i].hi ? regions[i].hi : live[j].hi;
+            if (lo > cur) {
+                uint64_t gap = lo - cur;
+                st->free += gap;
+                st->holes++;
+                if (gap > st->largest_free)
+                    st->largest_free = gap;
+            }
+            st->live += hi - lo;
+            if (hi > cur)
+                cur = hi;
+        }
+        if (regions[i].hi > cur) {
+            uint64_t gap = regions[i].hi - cur;
+            st->free += gap;
+            st->holes++;
+            if (gap > st->largest_free)
+                st->largest_free = gap;
+        }
+    }
+    st->ext_frag = st->free ? (double)st->largest_free / (double)st->free : 0.0;
+}
+
+#define HOLE_SAMPLES 64
+
+/* One pool (or one reservation): members are the allocations inside it;
+ * regions are given (VMM) or derived (pools). */
+static int analyse_pool(const struct gl_alloc **m, size_t nm, struct ival *regions, size_t nr,
+                        struct gl_pool_holes *ph, int64_t end_seq)
+{
+    struct ival *live = malloc((nm + 1) * sizeof *live);
+    ph->series = calloc(HOLE_SAMPLES + 1, sizeof *ph->series);
+    if (!live || !ph->series) {
+        free(live);
+        return -1;
+    }
+    /* sample points: spread over the pool's own events, plus the end */
+    int64_t first = m[0]->seq, last = end_seq;
+    for (size_t s = 0; s <= HOLE_SAMPLES; s++) {
+        int64_t seq = s == HOLE_SAMPLES ? last : first + (last - first) * (int64_t)s / HOLE_SAMPLES;
+        size_t nl = 0;
+        int64_t ts = 0;
+        for (size_t i = 0; i < nm; i++) {
+            if (m[i]->seq <= seq)
+                ts = m[i]->free_seq && m[i]->free_seq <= seq && m[i]->free_ns > ts ? m[i]->free_ns
+                     : m[i]->alloc_ns > ts                                           ? m[i]->alloc_ns
+                                                                                     : ts;
+            if (gl_live_at(m[i], seq))
+                live[nl++] = (struct ival){m[i]->addr, m[i]->addr + m[i]->size};
+        }
+        qsort(live, nl, sizeof *live, cmp_ival);
+        nl = merge(live, nl);
+        struct gl_hole_stat st;
+        measure(regions, nr, live, nl, &st);
+        st.seq = seq;
+        st.ts_ns = ts;
+        ph->series[ph->nseries++] = st;
+        if (st.free > ph->worst.free || (ph->worst.seq == 0))
+            ph->worst = st;
+    }
+    ph->end = ph->series[ph->nseries - 1];
+    free(live);
+    return 0;
+}
+
+static int cmp_alloc_ptr_pool(const void *a, const void *b)
+{
+    const struct gl_alloc *x = *(const struct gl_alloc *const *)a, *y = *(const struct gl_alloc *const *)b;
+    if (x->pool != y->pool)
+        return x->pool < y->pool ? -1 : 1;
+    if (x->device != y->device)
+        return x->device - y->device;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+int gl_holes(struct gl_run *r, uint64_t pool_filter, struct gl_pool_holes **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    size_t cap = 0;
+    int64_t end_seq = 0;
+    for (size_t i = 0; i < r->nallocs; i++) {
+        if (r->allocs[i].seq > end_seq)
+            end_seq = r->allocs[i].seq;
+        if (r->allocs[i].free_seq > end_seq)
+            end_seq = r->allocs[i].free_seq;
+    }
+    /* 1. stream-ordered pools, grouped by (pool, device) */
+    const struct gl_alloc **m = malloc((r->nallocs + 1) * sizeof *m);
+    struct ival *reg = malloc((r->nallocs + 1) * sizeof *reg);
+    if (!m || !reg) {
+        free(m);
+        free(reg);
+        return -1;
+    }
+    size_t nm = 0;
+    for (size_t i = 0; i < r->nallocs; i++)
+        if (r->allocs[i].kind == GL_KIND_ASYNC && (!pool_filter || r->allocs[i].pool == pool_filter))
+            m[nm++] = &r->allocs[i];
+    qsort(m, nm, sizeof *m, cmp_alloc_ptr_pool);
+    for (size_t i = 0; i < nm;) {
+        size_t j = i;
+        while (j < nm && m[j]->pool == m[i]->pool && m[j]->device == m[i]->device)
+            j++;
+        size_t nr = 0;
+        for (size_t k = i; k < j; k++)
+            reg[nr++] = (struct ival){m[k]->addr, m[k]->addr + m[k]->size};
+        qsort(reg, nr, sizeof *reg, cmp_ival);
+        nr = merge(reg, nr);
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 8;
+            struct gl_pool_holes *nv = realloc(*out, cap * sizeof *nv);
+            if (!nv)
+                break;
+            *out = nv;
+        }
+        struct gl_pool_holes *ph = &(*out)[(*n)++];
+        memset(ph, 0, sizeof *ph);
+        ph->what = "async pool";
+        ph->pool = m[i]->pool;
+        ph->device = m[i]->device;
+        ph->regions = nr;
+        analyse_pool(m + i, j - i, reg, nr, ph, end_seq);
+        i = j;
+    }
+    /* 2. reserved VA ranges: the mappings inside each reservation */
+    for (size_t i = 0; i < r->nallocs; i++) {
+        const struct gl_alloc *va = &r->allocs[i];
+        if (va->kind != GL_KIND_VA || (pool_filter && va->addr != pool_filter))
+            continue;
+        nm = 0;
+        for (size_t k = 0; k < r->nallocs; k++) {
+            const struct gl_alloc *mp = &r->allocs[k];
+            if (mp->kind == GL_KIND_MAPPING && mp->addr >= va->addr && mp->addr < va->addr + va->size)
+                m[nm++] = mp;
+        }
+        if (!nm)
+            continue;
+        struct ival region = {va->addr, va->addr + va->size};
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 8;
+            struct gl_pool_holes *nv = realloc(*out, cap * sizeof *nv);
+            if (!nv)
+                break;
+            *out = nv;
+        }
+        struct gl_pool_holes *ph = &(*out)[(*n)++];
+        memset(ph, 0, sizeof *ph);
+        ph->what = "vmm reservation";
+        ph->pool = va->addr;
+        ph->device = m[0]->device >= 0 ? m[0]->device : 0;
+        ph->regions = 1;
+        analyse_pool(m, nm, &region, 1, ph, va->free_seq ? va->free_seq - 1 : end_seq);
+    }
+    free(m);
+    free(reg);
+    return 0;
+}
+
+void gl_holes_free(struct gl_pool_holes *h, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(h[i].series);
+    free(h);
+}

@@ -1,0 +1,81 @@
+/* analysis.h — the answers computed from a loaded run: the ledger of what
+ * was live at an instant (peak, OOM), leak chains, per-step growth, and
+ * hole density of pools and reserved ranges. */
+#ifndef GL_ANALYSIS_H
+#define GL_ANALYSIS_H
+
+#include "frames.h"
+#include "model.h"
+
+struct gl_group {
+    int64_t stack_id;
+    uint64_t bytes, count;
+    int64_t first_ns, last_ns;
+    const char *category;
+    const struct gl_alloc *sample; /* one allocation of the group */
+    uint64_t *steps;               /* growth analysis: live bytes per step */
+};
+
+struct gl_groups {
+    struct gl_group *v;
+    size_t n;
+    uint64_t total_bytes, total_count;
+};
+
+void gl_groups_free(struct gl_groups *g);
+
+/* Live allocations of `device` (-2: every device) right after event `seq`,
+ * counted kinds only, grouped by stack, biggest first. */
+int gl_ledger_at(struct gl_run *r, int device, int64_t seq, struct gl_groups *out);
+
+struct gl_leak_opts {
+    uint64_t min_bytes;     /* chains smaller than this are left out */
+    int64_t lifetime_ns;    /* > 0: also allocations alive at least this long */
+    int include_host;       /* pinned host memory too */
+};
+
+/* Allocations never freed (or, with lifetime, long-lived), by stack. */
+int gl_leaks(struct gl_run *r, int device, const struct gl_leak_opts *o, struct gl_groups *out);
+
+/* Stacks whose live bytes grow from step to step. Steps are the marks in
+ * the run if any, else `nsteps` equal slices of its time span. A stack is
+ * reported when its live bytes at the end of each step never go down and
+ * rise in at least half of the steps, by at least min_bytes in total. */
+int gl_growth(struct gl_run *r, int device, int nsteps, uint64_t min_bytes, struct gl_groups *out);
+
+/* Categories: fill g->category for every group. */
+void gl_groups_categorize(struct gl_groups *g, const struct gl_rules *rules, struct gl_stacks *s);
+
+/* Category totals of a set of groups, biggest first. */
+struct gl_cat_total {
+    const char *category;
+    uint64_t bytes, count;
+};
+size_t gl_category_totals(const struct gl_groups *g, struct gl_cat_total *out, size_t max);
+
+/* ---- holes ---- */
+
+struct gl_hole_stat {
+    int64_t seq, ts_ns;
+    uint64_t reserved, live, free, largest_free;
+    uint64_t holes;
+    double ext_frag;   /* largest_free / free; 1 = one free block; 0 when no free bytes */
+};
+
+struct gl_pool_holes {
+    const char *what;  /* "async pool", "vmm reservation" */
+    uint64_t pool;     /* pool handle, or reservation address */
+    int device;
+    uint64_t regions;  /* address regions the pool ever used */
+    struct gl_hole_stat worst, end;
+    struct gl_hole_stat *series;
+    size_t nseries;
+};
+
+/* Hole density of every stream-ordered pool (address-level: regions are
+ * the merged extents of everything the pool ever handed out) and every
+ * reserved VA range (mapped vs unmapped). `pool_filter` 0 = all. */
+int gl_holes(struct gl_run *r, uint64_t pool_filter, struct gl_pool_holes **out, size_t *n);
+void gl_holes_free(struct gl_pool_holes *h, size_t n);
+
+#endif

@@ -1,0 +1,68 @@
+/* dossier.c — see dossier.h. */
+#include "dossier.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int gl_is_cached_category(const char *cat)
+{
+    return cat && !strcmp(cat, "allocator_cache");
+}
+
+int gl_dossier_build(struct gl_dossier *d, struct gl_run *run, const struct gl_dossier_opts *o)
+{
+    memset(d, 0, sizeof *d);
+    d->run = run;
+    gl_stacks_init(&d->stacks, run);
+    for (int i = 0; i < run->ndevs; i++) {
+        struct gl_device *dev = &run->devs[i];
+        if (o->device != -2 && dev->device != o->device)
+            continue;
+        struct gl_dev_view *v = &d->devs[d->ndevs++];
+        v->dev = dev;
+        gl_ledger_at(run, dev->device, dev->peak_seq, &v->peak);
+        gl_groups_categorize(&v->peak, o->rules, &d->stacks);
+        v->ncats = gl_category_totals(&v->peak, v->cats, GL_MAX_CATS);
+        struct gl_leak_opts lo = {0, 0, 0};
+        gl_leaks(run, dev->device, &lo, &v->leaks);
+        gl_groups_categorize(&v->leaks, o->rules, &d->stacks);
+        for (size_t k = 0; k < v->leaks.n; k++) {
+            if (gl_is_cached_category(v->leaks.v[k].category))
+                v->cached_bytes += v->leaks.v[k].bytes;
+            else
+                v->leak_bytes += v->leaks.v[k].bytes;
+        }
+        for (size_t k = 0; k < run->nfails; k++) {
+            const struct gl_fail *fl = &run->fails[k];
+            if (fl->device != dev->device || fl->op != GL_OP_OOM)
+                continue;
+            struct gl_oom_view *nv = realloc(v->ooms, (v->nooms + 1) * sizeof *nv);
+            if (!nv)
+                break;
+            v->ooms = nv;
+            struct gl_oom_view *ov = &v->ooms[v->nooms++];
+            memset(ov, 0, sizeof *ov);
+            ov->fail = fl;
+            gl_ledger_at(run, dev->device, fl->seq, &ov->ledger);
+            gl_groups_categorize(&ov->ledger, o->rules, &d->stacks);
+            ov->live_bytes = ov->ledger.total_bytes;
+        }
+    }
+    gl_holes(run, 0, &d->holes, &d->nholes);
+    return 0;
+}
+
+void gl_dossier_free(struct gl_dossier *d)
+{
+    for (int i = 0; i < d->ndevs; i++) {
+        struct gl_dev_view *v = &d->devs[i];
+        gl_groups_free(&v->peak);
+        gl_groups_free(&v->leaks);
+        for (size_t k = 0; k < v->nooms; k++)
+            gl_groups_free(&v->ooms[k].ledger);
+        free(v->ooms);
+    }
+    gl_holes_free(d->holes, d->nholes);
+    gl_stacks_free(&d->stacks);
+    memset(d, 0, sizeof *d);
+}

@@ -1,0 +1,53 @@
+/* dossier.h — everything the report shows about one process, computed
+ * once and then rendered as text, JSON or HTML (render_*.c). */
+#ifndef GL_DOSSIER_H
+#define GL_DOSSIER_H
+
+#include <stdio.h>
+
+#include "analysis.h"
+
+#define GL_MAX_CATS 32
+
+struct gl_oom_view {
+    const struct gl_fail *fail;
+    uint64_t live_bytes;
+    struct gl_groups ledger;
+};
+
+struct gl_dev_view {
+    struct gl_device *dev;
+    struct gl_groups peak;      /* ledger at the peak */
+    struct gl_cat_total cats[GL_MAX_CATS];
+    size_t ncats;
+    struct gl_groups leaks;     /* unfreed at exit, categorized */
+    uint64_t leak_bytes, cached_bytes; /* real leaks / held by a caching allocator */
+    struct gl_oom_view *ooms;
+    size_t nooms;
+};
+
+struct gl_dossier {
+    struct gl_run *run;
+    struct gl_stacks stacks;
+    struct gl_dev_view devs[GL_MAX_DEV];
+    int ndevs;
+    struct gl_pool_holes *holes;
+    size_t nholes;
+};
+
+struct gl_dossier_opts {
+    int device;                 /* -2: all */
+    const struct gl_rules *rules;
+};
+
+int gl_dossier_build(struct gl_dossier *d, struct gl_run *run, const struct gl_dossier_opts *o);
+void gl_dossier_free(struct gl_dossier *d);
+/* Is this category memory held by a caching allocator (not a leak)? */
+int gl_is_cached_category(const char *cat);
+
+/* Renderers. `top` = ledger rows shown per device. */
+void gl_render_text(FILE *f, struct gl_dossier *ds, size_t n, int top);
+void gl_render_json(FILE *f, struct gl_dossier *ds, size_t n, int top);
+void gl_render_html(FILE *f, struct gl_dossier *ds, size_t n, int top);
+
+#endif

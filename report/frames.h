@@ -1,0 +1,68 @@
+/* frames.h — stack frames of a database, loaded on demand and cached, and
+ * the category rules that map a stack to "parameters", "optimizer",
+ * "kv_cache", … (built-in defaults, or a rule file given with --rules). */
+#ifndef GL_FRAMES_H
+#define GL_FRAMES_H
+
+#include <regex.h>
+#include <stdint.h>
+
+#include "model.h"
+
+struct gl_frame {
+    char *symbol, *module, *file;
+    int line, python;
+    uint64_t offset;
+};
+
+struct gl_stack {
+    int64_t id;
+    struct gl_frame *f;
+    int n;
+    const char *category; /* resolved lazily, points into the rule set */
+};
+
+struct gl_stacks {
+    struct gl_run *run;
+    struct gl_stack *v;
+    size_t n, cap;
+    void *index;          /* u64map id -> position */
+};
+
+void gl_stacks_init(struct gl_stacks *s, struct gl_run *run);
+void gl_stacks_free(struct gl_stacks *s);
+/* Frames of stack id (NULL stack for id 0 / unknown: n == 0). */
+const struct gl_stack *gl_stack_get(struct gl_stacks *s, int64_t id);
+/* "symbol" or "module+0xoffset" for display; buffer is per call site. */
+const char *gl_frame_name(const struct gl_frame *f, char *buf, size_t sz);
+/* A stable text key for a stack (top frames' names), used to match stacks
+ * across databases. */
+void gl_stack_signature(const struct gl_stack *st, char *buf, size_t sz);
+
+/* ---- categories ---- */
+
+enum gl_rule_field { GL_RF_SYMBOL, GL_RF_MODULE, GL_RF_FILE, GL_RF_API, GL_RF_KIND, GL_RF_FRAME };
+
+struct gl_rule {
+    char category[64];
+    enum gl_rule_field field;
+    regex_t re;
+    char pattern[256];
+};
+
+struct gl_rules {
+    struct gl_rule *v;
+    size_t n;
+};
+
+/* Built-in rules (see README, "Categories"). */
+int gl_rules_default(struct gl_rules *r);
+/* Load a rule file; on error returns -1 with "FILE:LINE: problem" in err. */
+int gl_rules_load(struct gl_rules *r, const char *path, char *err, size_t errsz);
+void gl_rules_free(struct gl_rules *r);
+/* Category of an allocation made with this api/kind at this stack. */
+const char *gl_categorize(const struct gl_rules *r, struct gl_stacks *s, const struct gl_alloc *a);
+/* True if any frame of the stack (symbol or module) matches re. */
+int gl_stack_matches(const struct gl_stack *st, const regex_t *re);
+
+#endif

@@ -1,0 +1,274 @@
+/* model.c — loading a database into a gl_run (see model.h): one ordered
+ * scan of event_log, then per-device peaks and timelines. */
+#include "model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader.h"
+#include "u64map.h"
+
+#define TIMELINE_POINTS 600
+
+int gl_counts(int kind)
+{
+    return kind == GL_KIND_DEVICE || kind == GL_KIND_ASYNC || kind == GL_KIND_MANAGED ||
+           kind == GL_KIND_PHYSICAL || kind == GL_KIND_STATIC;
+}
+
+struct gl_device *gl_run_device(struct gl_run *r, int device)
+{
+    for (int i = 0; i < r->ndevs; i++)
+        if (r->devs[i].device == device)
+            return &r->devs[i];
+    if (r->ndevs == GL_MAX_DEV)
+        return NULL;
+    struct gl_device *d = &r->devs[r->ndevs++];
+    memset(d, 0, sizeof *d);
+    d->device = device;
+    return d;
+}
+
+static void copy_text(char *dst, size_t sz, const unsigned char *src)
+{
+    snprintf(dst, sz, "%s", src ? (const char *)src : "");
+}
+
+static int load_run_row(struct gl_run *r, char *err, size_t errsz)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(r->db,
+                           "SELECT pid, ppid, hostname, rank, cmdline, start_ns, end_ns, exit_code, exit_signal,"
+                           " event_count, dropped_events, truncated_stacks, unmatched_frees, gpuledger_version"
+                           " FROM run",
+                           -1, &st, NULL) != SQLITE_OK ||
+        sqlite3_step(st) != SQLITE_ROW) {
+        snprintf(err, errsz, "%s: damaged run table: %s", r->path, sqlite3_errmsg(r->db));
+        sqlite3_finalize(st);
+        return -1;
+    }
+    r->pid = sqlite3_column_int64(st, 0);
+    r->ppid = sqlite3_column_int64(st, 1);
+    copy_text(r->host, sizeof r->host, sqlite3_column_text(st, 2));
+    copy_text(r->rank, sizeof r->rank, sqlite3_column_text(st, 3));
+    copy_text(r->cmdline, sizeof r->cmdline, sqlite3_column_text(st, 4));
+    r->start_ns = sqlite3_column_int64(st, 5);
+    r->has_end = sqlite3_column_type(st, 6) != SQLITE_NULL;
+    r->end_ns = sqlite3_column_int64(st, 6);
+    r->has_exit_code = sqlite3_column_type(st, 7) != SQLITE_NULL;
+    r->exit_code = sqlite3_column_int64(st, 7);
+    r->has_exit_signal = sqlite3_column_type(st, 8) != SQLITE_NULL;
+    r->exit_signal = sqlite3_column_int64(st, 8);
+    r->event_count = sqlite3_column_int64(st, 9);
+    r->dropped = sqlite3_column_int64(st, 10);
+    r->truncated = sqlite3_column_int64(st, 11);
+    r->unmatched = sqlite3_column_int64(st, 12);
+    copy_text(r->version, sizeof r->version, sqlite3_column_text(st, 13));
+    sqlite3_finalize(st);
+    return 0;
+}
+
+static int is_alloc_op(int op)
+{
+    return op == GL_OP_ALLOC || op == GL_OP_CREATE || op == GL_OP_RESERVE || op == GL_OP_MAP;
+}
+
+static int is_free_op(int op)
+{
+    return op == GL_OP_FREE || op == GL_OP_RELEASE || op == GL_OP_UNRESERVE || op == GL_OP_UNMAP;
+}
+
+static int load_events(struct gl_run *r, char *err, size_t errsz)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(r->db,
+                           "SELECT seq, ts_ns, op, api, kind, device, pool, addr, size, result, stack_id, ref_seq"
+                           " FROM event_log ORDER BY seq",
+                           -1, &st, NULL) != SQLITE_OK) {
+        snprintf(err, errsz, "%s: cannot read events: %s", r->path, sqlite3_errmsg(r->db));
+        return -1;
+    }
+    struct gl_u64map index; /* alloc seq -> position */
+    gl_u64map_init(&index);
+    size_t cap = 0, fcap = 0;
+    int rc;
+    r->first_ns = -1;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t seq = sqlite3_column_int64(st, 0), ts = sqlite3_column_int64(st, 1);
+        int op = sqlite3_column_int(st, 2), api = sqlite3_column_int(st, 3);
+        int result = sqlite3_column_int(st, 9);
+        if (r->first_ns < 0)
+            r->first_ns = ts;
+        r->last_ns = ts;
+        if (api > 0 && api < GL_API_COUNT)
+            r->api_count[api]++;
+        if (result != 0 || op == GL_OP_OOM || op == GL_OP_ERROR) {
+            if (r->nfails == fcap) {
+                fcap = fcap ? fcap * 2 : 64;
+                struct gl_fail *nf = realloc(r->fails, fcap * sizeof *nf);
+                if (!nf)
+                    goto oom;
+                r->fails = nf;
+            }
+            struct gl_fail *f = &r->fails[r->nfails++];
+            f->seq = seq;
+            f->ts_ns = ts;
+            f->op = (uint8_t)op;
+            f->api = (uint16_t)api;
+            f->device = sqlite3_column_int(st, 5);
+            f->size = (uint64_t)sqlite3_column_int64(st, 8);
+            f->result = result;
+            f->stack_id = sqlite3_column_int64(st, 10);
+            continue;
+        }
+        if (is_alloc_op(op)) {
+            if (r->nallocs == cap) {
+                cap = cap ? cap * 2 : 4096;
+                struct gl_alloc *na = realloc(r->allocs, cap * sizeof *na);
+                if (!na)
+                    goto oom;
+                r->allocs = na;
+            }
+            struct gl_alloc *a = &r->allocs[r->nallocs];
+            memset(a, 0, sizeof *a);
+            a->seq = seq;
+            a->alloc_ns = ts;
+            a->op = (uint8_t)op;
+            a->api = (uint16_t)api;
+            a->kind = (uint8_t)sqlite3_column_int(st, 4);
+            a->device = sqlite3_column_int(st, 5);
+            a->pool = (uint64_t)sqlite3_column_int64(st, 6);
+            a->addr = (uint64_t)sqlite3_column_int64(st, 7);
+            a->size = (uint64_t)sqlite3_column_int64(st, 8);
+            a->stack_id = sqlite3_column_int64(st, 10);
+            if (gl_u64map_put(&index, (uint64_t)seq, r->nallocs))
+                goto oom;
+            r->nallocs++;
+        } else if (is_free_op(op) && sqlite3_column_type(st, 11) != SQLITE_NULL) {
+            uint64_t pos;
+            if (gl_u64map_get(&index, (uint64_t)sqlite3_column_int64(st, 11), &pos)) {
+                r->allocs[pos].free_seq = seq;
+                r->allocs[pos].free_ns = ts;
+            }
+        }
+    }
+    sqlite3_finalize(st);
+    gl_u64map_free(&index);
+    if (rc != SQLITE_DONE) {
+        snprintf(err, errsz, "%s: damaged (reading events: %s)", r->path, sqlite3_errmsg(r->db));
+        return -1;
+    }
+    return 0;
+oom:
+    sqlite3_finalize(st);
+    gl_u64map_free(&index);
+    snprintf(err, errsz, "%s: out of memory while loading", r->path);
+    return -1;
+}
+
+struct delta {
+    int64_t seq, ts;
+    int64_t bytes;
+    int32_t device;
+};
+
+static int cmp_delta(const void *a, const void *b)
+{
+    const struct delta *x = a, *y = b;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Peaks and downsampled timelines per device. */
+static int compute_peaks(struct gl_run *r)
+{
+    size_t n = 0;
+    struct delta *d = malloc((2 * r->nallocs + 1) * sizeof *d);
+    if (!d)
+        return -1;
+    for (size_t i = 0; i < r->nallocs; i++) {
+        const struct gl_alloc *a = &r->allocs[i];
+        if (!gl_counts(a->kind))
+            continue;
+        d[n++] = (struct delta){a->seq, a->alloc_ns, (int64_t)a->size, a->device};
+        if (a->free_seq)
+            d[n++] = (struct delta){a->free_seq, a->free_ns, -(int64_t)a->size, a->device};
+    }
+    qsort(d, n, sizeof *d, cmp_delta);
+    uint64_t live[GL_MAX_DEV] = {0};
+    int64_t span = r->last_ns - r->first_ns + 1;
+    for (size_t i = 0; i < n; i++) {
+        struct gl_device *dev = gl_run_device(r, d[i].device);
+        if (!dev)
+            continue;
+        size_t k = (size_t)(dev - r->devs);
+        live[k] += (uint64_t)d[i].bytes;
+        if (live[k] > dev->peak) {
+            dev->peak = live[k];
+            dev->peak_seq = d[i].seq;
+            dev->peak_ns = d[i].ts;
+        }
+        if (!dev->timeline) {
+            dev->timeline = calloc(TIMELINE_POINTS, sizeof *dev->timeline);
+            if (!dev->timeline)
+                continue;
+        }
+        size_t b = (size_t)((double)(d[i].ts - r->first_ns) / (double)span * (TIMELINE_POINTS - 1));
+        if (b >= TIMELINE_POINTS)
+            b = TIMELINE_POINTS - 1;
+        struct gl_point *p = &dev->timeline[b];
+        if (p->seq == 0 || live[k] >= p->live) {
+            p->seq = d[i].seq;
+            p->ts_ns = d[i].ts;
+            p->live = live[k];
+        }
+        if (b + 1 > dev->ntimeline)
+            dev->ntimeline = b + 1;
+    }
+    for (int k = 0; k < r->ndevs; k++) {
+        r->devs[k].live_end = live[k];
+        /* empty buckets carry the level forward */
+        struct gl_point *t = r->devs[k].timeline;
+        for (size_t b = 1; t && b < r->devs[k].ntimeline; b++)
+            if (t[b].seq == 0)
+                t[b] = (struct gl_point){t[b - 1].seq, r->first_ns + (int64_t)b * span / TIMELINE_POINTS,
+                                         t[b - 1].live};
+    }
+    free(d);
+    return 0;
+}
+
+struct gl_run *gl_run_load(const char *path, char *err, size_t errsz)
+{
+    err[0] = 0;
+    struct gl_run *r = calloc(1, sizeof *r);
+    if (!r) {
+        snprintf(err, errsz, "%s: out of memory", path);
+        return NULL;
+    }
+    snprintf(r->path, sizeof r->path, "%s", path);
+    r->db = gl_db_open_read(path, err, errsz);
+    if (!r->db || load_run_row(r, err, errsz) || load_events(r, err, errsz) || compute_peaks(r)) {
+        if (r->db && !err[0])
+            snprintf(err, errsz, "%s: out of memory", path);
+        gl_run_free(r);
+        return NULL;
+    }
+    /* devices with events but no counted memory still get a row */
+    for (size_t i = 0; i < r->nfails; i++)
+        gl_run_device(r, r->fails[i].device);
+    return r;
+}
+
+void gl_run_free(struct gl_run *r)
+{
+    if (!r)
+        return;
+    if (r->db)
+        sqlite3_close(r->db);
+    for (int i = 0; i < r->ndevs; i++)
+        free(r->devs[i].timeline);
+    free(r->allocs);
+    free(r->fails);
+    free(r);
+}

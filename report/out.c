@@ -1,0 +1,158 @@
+/* out.c — see out.h. */
+#include "out.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void gl_json_str(FILE *f, const char *s)
+{
+    if (!s) {
+        fputs("null", f);
+        return;
+    }
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"':
+            fputs("\\\"", f);
+            break;
+        case '\\':
+            fputs("\\\\", f);
+            break;
+        case '\n':
+            fputs("\\n", f);
+            break;
+        case '\t':
+            fputs("\\t", f);
+            break;
+        default:
+            if (*p < 0x20)
+                fprintf(f, "\\u%04x", *p);
+            else
+                fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+void gl_json_frames(FILE *f, const struct gl_stack *st, int max)
+{
+    fputc('[', f);
+    for (int i = 0; i < st->n && i < max; i++) {
+        const struct gl_frame *fr = &st->f[i];
+        fputs(i ? ",{\"symbol\":" : "{\"symbol\":", f);
+        gl_json_str(f, fr->symbol);
+        fputs(",\"module\":", f);
+        gl_json_str(f, fr->module);
+        fputs(",\"file\":", f);
+        gl_json_str(f, fr->file);
+        if (fr->line > 0)
+            fprintf(f, ",\"line\":%d", fr->line);
+        else
+            fputs(",\"line\":null", f);
+        fprintf(f, ",\"offset\":%llu}", (unsigned long long)fr->offset);
+    }
+    fputc(']', f);
+}
+
+void gl_html_str(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
+        default:
+            fputc(*s, f);
+        }
+    }
+}
+
+void gl_print_chain(FILE *f, const struct gl_stack *st, int max)
+{
+    char buf[1024];
+    if (!st->n) {
+        fputs("(no stack recorded)", f);
+        return;
+    }
+    for (int i = 0; i < st->n && i < max; i++)
+        fprintf(f, "%s%s", i ? " <- " : "", gl_frame_name(&st->f[i], buf, sizeof buf));
+    if (st->n > max)
+        fputs(" <- ...", f);
+}
+
+const char *gl_fmt_rel(int64_t ns, int64_t start, char *buf, size_t sz)
+{
+    snprintf(buf, sz, "+%.3fs", (double)(ns - start) / 1e9);
+    return buf;
+}
+
+FILE *gl_open_out(const char *path)
+{
+    if (!path || !strcmp(path, "-"))
+        return stdout;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        fprintf(stderr, "gpuledger: cannot write %s: %s\n", path, strerror(errno));
+    return f;
+}
+
+void gl_close_out(FILE *f)
+{
+    if (f && f != stdout)
+        fclose(f);
+    else
+        fflush(stdout);
+}
+
+int gl_parse_size(const char *s, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || v < 0)
+        return -1;
+    double mul = 1;
+    switch (*end) {
+    case 'k':
+    case 'K':
+        mul = 1024.0;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        mul = 1024.0 * 1024;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        mul = 1024.0 * 1024 * 1024;
+        end++;
+        break;
+    case 't':
+    case 'T':
+        mul = 1024.0 * 1024 * 1024 * 1024;
+        end++;
+        break;
+    default:
+        break;
+    }
+    if (*end == 'i' || *end == 'B')
+        end++;
+    if (*end == 'B')
+        end++;
+    if (*end)
+        return -1;
+    *out = (unsigned long long)(v * mul + 0.5);
+    return 0;
+}

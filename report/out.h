@@ -1,0 +1,24 @@
+/* out.h — small output helpers shared by the verbs: JSON string escaping,
+ * byte and time formatting, a frame chain on one line, opening -o FILE. */
+#ifndef GL_OUT_H
+#define GL_OUT_H
+
+#include <stdio.h>
+
+#include "frames.h"
+
+void gl_json_str(FILE *f, const char *s);
+/* frames of a stack as a JSON array of {symbol, module, file, line} */
+void gl_json_frames(FILE *f, const struct gl_stack *st, int max);
+void gl_html_str(FILE *f, const char *s);
+/* "a <- b <- c" with at most `max` frames */
+void gl_print_chain(FILE *f, const struct gl_stack *st, int max);
+/* Seconds since the start of the run, "+1.234s". */
+const char *gl_fmt_rel(int64_t ns, int64_t start, char *buf, size_t sz);
+/* Open -o FILE (or stdout for NULL / "-"); prints an error and returns NULL. */
+FILE *gl_open_out(const char *path);
+void gl_close_out(FILE *f);
+/* Parse "123", "64K", "1.5M", "2G" (binary units) into bytes; 0 on success. */
+int gl_parse_size(const char *s, unsigned long long *out);
+
+#endif

@@ -1,0 +1,124 @@
+/* render_text.c — the one-screen text report. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "dossier.h"
+#include "out.h"
+#include "reader.h"
+
+static void sparkline(FILE *f, const struct gl_device *dev)
+{
+    static const char *const bars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+    if (!dev->ntimeline || !dev->peak)
+        return;
+    fputs("  timeline  ", f);
+    const size_t width = 60;
+    for (size_t c = 0; c < width; c++) {
+        size_t lo = c * dev->ntimeline / width, hi = (c + 1) * dev->ntimeline / width;
+        uint64_t m = 0;
+        for (size_t b = lo; b < hi || b == lo; b++)
+            if (b < dev->ntimeline && dev->timeline[b].live > m)
+                m = dev->timeline[b].live;
+        fputs(bars[(m * 7 + dev->peak / 2) / dev->peak], f);
+    }
+    fputs("  (live bytes over time)\n", f);
+}
+
+static void print_groups(FILE *f, struct gl_dossier *ds, const struct gl_groups *g, uint64_t total, int top,
+                         const char *indent)
+{
+    char b[32];
+    for (size_t i = 0; i < g->n && (int)i < top; i++) {
+        const struct gl_group *gr = &g->v[i];
+        fprintf(f, "%s%10s %5.1f%% %6" PRIu64 "x  %-16s ", indent, gl_fmt_bytes(gr->bytes, b, sizeof b),
+                total ? 100.0 * (double)gr->bytes / (double)total : 0.0, gr->count,
+                gr->category ? gr->category : "");
+        gl_print_chain(f, gl_stack_get(&ds->stacks, gr->stack_id), 4);
+        fputc('\n', f);
+    }
+    if (g->n > (size_t)top)
+        fprintf(f, "%s%zu more stacks (--top to see more)\n", indent, g->n - (size_t)top);
+}
+
+static void one(FILE *f, struct gl_dossier *ds, int top)
+{
+    struct gl_run *r = ds->run;
+    char b[32], t[32], u[32];
+    fprintf(f, "== %s\n", r->path);
+    fprintf(f, "process %" PRId64 " on %s (rank %s): %s\n", r->pid, r->host, r->rank, r->cmdline);
+    fprintf(f, "  %" PRId64 " events over %.3f s", r->event_count, (double)(r->last_ns - r->first_ns) / 1e9);
+    if (r->has_exit_signal)
+        fprintf(f, ", killed by signal %" PRId64, r->exit_signal);
+    else if (r->has_exit_code)
+        fprintf(f, ", exit code %" PRId64, r->exit_code);
+    else if (!r->has_end)
+        fprintf(f, ", ended without finishing the database (killed?)");
+    fputc('\n', f);
+    if (r->dropped)
+        fprintf(f, "  WARNING: %" PRId64 " events were dropped (queue full): figures are lower bounds\n", r->dropped);
+    if (r->truncated)
+        fprintf(f, "  note: %" PRId64 " stacks were cut at the depth limit\n", r->truncated);
+    fputs("  calls:", f);
+    for (int a = 1; a < GL_API_COUNT; a++)
+        if (r->api_count[a])
+            fprintf(f, " %s %" PRId64, gl_api_name(a), r->api_count[a]);
+    fputc('\n', f);
+    for (int i = 0; i < ds->ndevs; i++) {
+        struct gl_dev_view *v = &ds->devs[i];
+        fprintf(f, "\ndevice %d: peak %s at %s (event %" PRId64 "), %s live at the end\n", v->dev->device,
+                gl_fmt_bytes(v->dev->peak, b, sizeof b), gl_fmt_rel(v->dev->peak_ns, r->first_ns, t, sizeof t),
+                v->dev->peak_seq, gl_fmt_bytes(v->dev->live_end, u, sizeof u));
+        sparkline(f, v->dev);
+        if (v->ncats) {
+            fputs("  at the peak, by category:", f);
+            for (size_t c = 0; c < v->ncats; c++)
+                fprintf(f, "%s %s %s (%.0f%%)", c ? "," : "", v->cats[c].category,
+                        gl_fmt_bytes(v->cats[c].bytes, b, sizeof b),
+                        v->dev->peak ? 100.0 * (double)v->cats[c].bytes / (double)v->dev->peak : 0.0);
+            fputc('\n', f);
+            fprintf(f, "  peak ledger (%zu stacks):\n", v->peak.n);
+            print_groups(f, ds, &v->peak, v->dev->peak, top, "    ");
+        }
+        if (v->leaks.n) {
+            fprintf(f, "  never freed: %s in leak chains", gl_fmt_bytes(v->leak_bytes, b, sizeof b));
+            if (v->cached_bytes)
+                fprintf(f, ", %s held by a caching allocator (not a leak)", gl_fmt_bytes(v->cached_bytes, t, sizeof t));
+            fputs(" — see 'gpuledger leaks'\n", f);
+        }
+        for (size_t k = 0; k < v->nooms; k++) {
+            const struct gl_oom_view *o = &v->ooms[k];
+            fprintf(f, "  OUT OF MEMORY at %s: %s %s failed (error %d) with %s live; ",
+                    gl_fmt_rel(o->fail->ts_ns, r->first_ns, t, sizeof t), gl_api_name(o->fail->api),
+                    gl_fmt_bytes(o->fail->size, b, sizeof b), o->fail->result,
+                    gl_fmt_bytes(o->live_bytes, u, sizeof u));
+            gl_print_chain(f, gl_stack_get(&ds->stacks, o->fail->stack_id), 3);
+            fputs("\n    live then (OOM ledger):\n", f);
+            print_groups(f, ds, &o->ledger, o->live_bytes, top < 5 ? top : 5, "      ");
+        }
+    }
+    for (size_t h = 0; h < ds->nholes; h++) {
+        const struct gl_pool_holes *p = &ds->holes[h];
+        char w[32];
+        fprintf(f, "\n%s 0x%" PRIx64 " (device %d): worst at %s: %s free of %s in %" PRIu64
+                   " holes, largest %s, external fragmentation %.2f\n",
+                p->what, p->pool, p->device, gl_fmt_rel(p->worst.ts_ns, r->first_ns, t, sizeof t),
+                gl_fmt_bytes(p->worst.free, b, sizeof b), gl_fmt_bytes(p->worst.reserved, u, sizeof u), p->worst.holes,
+                gl_fmt_bytes(p->worst.largest_free, w, sizeof w), p->worst.ext_frag);
+    }
+}
+
+void gl_render_text(FILE *f, struct gl_dossier *ds, size_t n, int top)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            fputc('\n', f);
+        one(f, &ds[i], top);
+        for (int k = 0; k < ds[i].ndevs; k++)
+            total += ds[i].devs[k].dev->peak;
+    }
+    if (n > 1) {
+        char b[32];
+        fprintf(f, "\ntotal over %zu processes: sum of per-device peaks %s\n", n, gl_fmt_bytes(total, b, sizeof b));
+    }
+}
