@@ -66,7 +66,8 @@ static struct gl_group *group_add(struct grouper *gr, const struct gl_alloc *a)
 static void group_done(struct grouper *gr)
 {
     gl_u64map_free(&gr->idx);
-    qsort(gr->g->v, gr->g->n, sizeof *gr->g->v, cmp_group);
+    if (gr->g->n)
+        qsort(gr->g->v, gr->g->n, sizeof *gr->g->v, cmp_group);
 }
 
 static int dev_match(int want, int dev)
@@ -184,9 +185,49 @@ int gl_growth(struct gl_run *r, int device, int nsteps, uint64_t min_bytes, stru
         }
     }
     out->n = k;
-    qsort(out->v, out->n, sizeof *out->v, cmp_group);
+    if (out->n)
+        qsort(out->v, out->n, sizeof *out->v, cmp_group);
     free(bounds);
     return (int)nb;
+}
+
+void gl_groups_merge_chains(struct gl_groups *g, struct gl_stacks *s)
+{
+    struct gl_u64map idx;
+    gl_u64map_init(&idx);
+    char **sigs = calloc(g->n + 1, sizeof *sigs);
+    size_t k = 0;
+    for (size_t i = 0; sigs && i < g->n; i++) {
+        char sig[4096];
+        gl_stack_signature(gl_stack_get(s, g->v[i].stack_id), sig, sizeof sig);
+        uint64_t h = 1469598103934665603ULL, pos;
+        for (const char *p = sig; *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+        while (gl_u64map_get(&idx, h, &pos) && strcmp(sigs[pos], sig))
+            h++;
+        if (gl_u64map_get(&idx, h, &pos)) {
+            struct gl_group *t = &g->v[pos], *from = &g->v[i];
+            t->bytes += from->bytes;
+            t->count += from->count;
+            t->first_ns = from->first_ns < t->first_ns ? from->first_ns : t->first_ns;
+            t->last_ns = from->last_ns > t->last_ns ? from->last_ns : t->last_ns;
+            free(from->steps); /* growth groups are not merged: steps are per stack */
+            continue;
+        }
+        sigs[k] = strdup(sig);
+        g->v[k] = g->v[i];
+        gl_u64map_put(&idx, h, k);
+        k++;
+    }
+    if (sigs) {
+        g->n = k;
+        for (size_t i = 0; i < k; i++)
+            free(sigs[i]);
+    }
+    free(sigs);
+    gl_u64map_free(&idx);
+    if (g->n)
+        qsort(g->v, g->n, sizeof *g->v, cmp_group);
 }
 
 void gl_groups_categorize(struct gl_groups *g, const struct gl_rules *rules, struct gl_stacks *s)
@@ -318,7 +359,9 @@ static int analyse_pool(const struct gl_alloc **m, size_t nm, struct ival *regio
         st.seq = seq;
         st.ts_ns = ts;
         ph->series[ph->nseries++] = st;
-        if (st.free > ph->worst.free || (ph->worst.seq == 0))
+        /* worst = most free bytes outside the largest free block: space that
+         * is free but, being scattered, cannot serve a large request */
+        if (ph->nseries == 1 || st.free - st.largest_free > ph->worst.free - ph->worst.largest_free)
             ph->worst = st;
     }
     ph->end = ph->series[ph->nseries - 1];
@@ -349,7 +392,7 @@ int gl_holes(struct gl_run *r, uint64_t pool_filter, struct gl_pool_holes **out,
             end_seq = r->allocs[i].free_seq;
     }
     /* 1. stream-ordered pools, grouped by (pool, device) */
-    const struct gl_alloc **m = malloc((r->nallocs + 1) * sizeof *m);
+    const struct gl_alloc **m = malloc((r->nallocs + 1) * sizeof(const struct gl_alloc *));
     struct ival *reg = malloc((r->nallocs + 1) * sizeof *reg);
     if (!m || !reg) {
         free(m);
@@ -360,7 +403,8 @@ int gl_holes(struct gl_run *r, uint64_t pool_filter, struct gl_pool_holes **out,
     for (size_t i = 0; i < r->nallocs; i++)
         if (r->allocs[i].kind == GL_KIND_ASYNC && (!pool_filter || r->allocs[i].pool == pool_filter))
             m[nm++] = &r->allocs[i];
-    qsort(m, nm, sizeof *m, cmp_alloc_ptr_pool);
+    if (nm)
+        qsort(m, nm, sizeof(const struct gl_alloc *), cmp_alloc_ptr_pool);
     for (size_t i = 0; i < nm;) {
         size_t j = i;
         while (j < nm && m[j]->pool == m[i]->pool && m[j]->device == m[i]->device)

@@ -43,6 +43,11 @@ int gl_leaks(struct gl_run *r, int device, const struct gl_leak_opts *o, struct 
  * rise in at least half of the steps, by at least min_bytes in total. */
 int gl_growth(struct gl_run *r, int device, int nsteps, uint64_t min_bytes, struct gl_groups *out);
 
+/* Merge groups whose stacks have the same chain of frame names (one
+ * leak chain for a loop the compiler unrolled, or a function called from
+ * two lines of the same caller-less frame); re-sorts biggest first. */
+void gl_groups_merge_chains(struct gl_groups *g, struct gl_stacks *s);
+
 /* Categories: fill g->category for every group. */
 void gl_groups_categorize(struct gl_groups *g, const struct gl_rules *rules, struct gl_stacks *s);
 
@@ -67,7 +72,7 @@ struct gl_pool_holes {
     uint64_t pool;     /* pool handle, or reservation address */
     int device;
     uint64_t regions;  /* address regions the pool ever used */
-    struct gl_hole_stat worst, end;
+    struct gl_hole_stat worst, end; /* worst: most free bytes outside the largest free block */
     struct gl_hole_stat *series;
     size_t nseries;
 };

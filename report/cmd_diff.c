@@ -141,7 +141,8 @@ int cmd_diff(int argc, char **argv)
     signed_bytes(lb - la, d, sizeof d);
     printf("never freed: %s -> %s (%s)\n", gl_fmt_bytes((uint64_t)la, x, sizeof x), gl_fmt_bytes((uint64_t)lb, y, sizeof y),
            d);
-    qsort(t.v, t.n, sizeof *t.v, cmp_peak);
+    if (t.n)
+        qsort(t.v, t.n, sizeof *t.v, cmp_peak);
     printf("\nat the peak, by stack (B - A):\n");
     int shown = 0;
     for (size_t i = 0; i < t.n && shown < top; i++) {

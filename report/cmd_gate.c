@@ -122,6 +122,7 @@ int cmd_gate(int argc, char **argv)
         struct gl_leak_opts lo = {0, 0, 0};
         struct gl_groups g;
         gl_leaks(r, -2, &lo, &g);
+        gl_groups_merge_chains(&g, &s);
         gl_groups_categorize(&g, &rules, &s);
         uint64_t leak = 0;
         if (jf) {

@@ -136,6 +136,7 @@ int cmd_leaks(int argc, char **argv)
         struct gl_leak_opts lo = {min_bytes, (int64_t)(lifetime_ms * 1e6), 1};
         struct gl_groups g;
         gl_leaks(r, device, &lo, &g);
+        gl_groups_merge_chains(&g, &s);
         gl_groups_categorize(&g, &rules, &s);
         struct gl_groups grow = {0};
         int nb = steps ? gl_growth(r, device, steps, min_bytes, &grow) : 0;
@@ -194,7 +195,7 @@ int cmd_leaks(int argc, char **argv)
             for (size_t k = 0; k < g.n && shown < top; k++) {
                 if (gl_is_cached_category(g.v[k].category))
                     continue;
-                printf("\n#%d", ++shown);
+                printf("\n#%-3d", ++shown);
                 print_chain_block(stdout, &s, &g.v[k], r->first_ns, 0, NULL, 0);
             }
             if (steps) {
@@ -205,7 +206,7 @@ int cmd_leaks(int argc, char **argv)
                 else
                     printf(" %zu stack%s\n", grow.n, grow.n == 1 ? "" : "s");
                 for (size_t k = 0; k < grow.n && (int)k < top; k++) {
-                    printf("\n+%zu grew", k + 1);
+                    printf("\n+%-3zu", k + 1);
                     print_chain_block(stdout, &s, &grow.v[k], r->first_ns, 1, grow.v[k].steps, nb);
                 }
             }

@@ -30,7 +30,7 @@ static void usage(FILE *f)
 
 int gl_load_all(int argc, char **argv, struct gl_run ***runs)
 {
-    *runs = calloc((size_t)argc + 1, sizeof **runs);
+    *runs = calloc((size_t)argc + 1, sizeof(struct gl_run *));
     if (!*runs)
         return -1;
     for (int i = 0; i < argc; i++) {

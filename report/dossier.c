@@ -21,10 +21,12 @@ int gl_dossier_build(struct gl_dossier *d, struct gl_run *run, const struct gl_d
         struct gl_dev_view *v = &d->devs[d->ndevs++];
         v->dev = dev;
         gl_ledger_at(run, dev->device, dev->peak_seq, &v->peak);
+        gl_groups_merge_chains(&v->peak, &d->stacks);
         gl_groups_categorize(&v->peak, o->rules, &d->stacks);
         v->ncats = gl_category_totals(&v->peak, v->cats, GL_MAX_CATS);
         struct gl_leak_opts lo = {0, 0, 0};
         gl_leaks(run, dev->device, &lo, &v->leaks);
+        gl_groups_merge_chains(&v->leaks, &d->stacks);
         gl_groups_categorize(&v->leaks, o->rules, &d->stacks);
         for (size_t k = 0; k < v->leaks.n; k++) {
             if (gl_is_cached_category(v->leaks.v[k].category))
@@ -44,6 +46,7 @@ int gl_dossier_build(struct gl_dossier *d, struct gl_run *run, const struct gl_d
             memset(ov, 0, sizeof *ov);
             ov->fail = fl;
             gl_ledger_at(run, dev->device, fl->seq, &ov->ledger);
+            gl_groups_merge_chains(&ov->ledger, &d->stacks);
             gl_groups_categorize(&ov->ledger, o->rules, &d->stacks);
             ov->live_bytes = ov->ledger.total_bytes;
         }

@@ -105,11 +105,14 @@ void gl_stack_signature(const struct gl_stack *st, char *buf, size_t sz)
 {
     size_t n = 0;
     buf[0] = 0;
-    for (int i = 0; i < st->n && i < 8 && n + 1 < sz; i++) {
+    for (int i = 0; i < st->n && n + 1 < sz; i++) {
         char name[512];
         const struct gl_frame *f = &st->f[i];
-        /* module-relative names survive ASLR; symbols survive rebuilds */
-        if (f->symbol)
+        /* symbols (with file:line where known) survive rebuilds and ASLR;
+         * call-site offsets do not, and would split an unrolled loop */
+        if (f->symbol && f->line > 0)
+            snprintf(name, sizeof name, "%s:%d", f->symbol, f->line);
+        else if (f->symbol)
             snprintf(name, sizeof name, "%s", f->symbol);
         else
             gl_frame_name(f, name, sizeof name);
@@ -129,13 +132,13 @@ static const char *const default_rules =
     "static             kind    ^static$\n"
     "pinned_host        kind    ^host$\n"
     "nccl               module  libnccl\n"
+    "workspace          module  libcublas|libcublasLt|libcudnn|libcufft|libcusolver|libcusparse\n"
+    "allocator_cache    frame   DeviceCachingAllocator|ExpandableSegment|CUDACachingAllocator::Native\n"
     "kv_cache           frame   [Kk][Vv]_?[Cc]ache|kv_pool|paged_attention|PagedAttention|KVCacheManager\n"
     "optimizer          frame   torch/optim/|optim\\.|Optimizer|_fused_adam|_multi_tensor_adam|_foreach_|adamw?_step|zero_grad\n"
     "gradients          frame   AccumulateGrad|autograd::Engine::evaluate_function|\\.grad\\b|backward\n"
     "parameters         frame   load_state_dict|Module\\._apply|Module\\.to|Module\\.cuda|nn/modules/module\\.py|from_pretrained|_load_from_state_dict\n"
     "activations        frame   forward|autograd::Engine|at::native::\n"
-    "workspace          module  libcublas|libcublasLt|libcudnn|libcufft|libcusolver|libcusparse\n"
-    "allocator_cache    frame   DeviceCachingAllocator|ExpandableSegment|CUDACachingAllocator::Native\n"
     "other              frame   .\n";
 
 static int field_of(const char *s, enum gl_rule_field *f)

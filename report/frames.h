@@ -35,7 +35,8 @@ void gl_stacks_free(struct gl_stacks *s);
 const struct gl_stack *gl_stack_get(struct gl_stacks *s, int64_t id);
 /* "symbol" or "module+0xoffset" for display; buffer is per call site. */
 const char *gl_frame_name(const struct gl_frame *f, char *buf, size_t sz);
-/* A stable text key for a stack (top frames' names), used to match stacks
+/* A stable text key for a stack: its frames' names (file:line where
+ * known), used to merge call sites of the same chain and to match stacks
  * across databases. */
 void gl_stack_signature(const struct gl_stack *st, char *buf, size_t sz);
 

@@ -78,6 +78,29 @@ void gl_html_str(FILE *f, const char *s)
     }
 }
 
+/* Frames of allocator plumbing that sit above every framework allocation
+ * and say nothing about who wanted the memory. */
+static int plumbing(const struct gl_frame *f)
+{
+    static const char *const prefixes[] = {"c10::cuda::CUDACachingAllocator", "c10::cuda::",
+                                           "c10::StorageImpl", "c10::make_intrusive", "at::detail::empty",
+                                           "at::TensorBase::", "c10::intrusive_ptr", "c10::Allocator"};
+    if (!f->symbol)
+        return 0;
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (!strncmp(f->symbol, prefixes[i], strlen(prefixes[i])))
+            return 1;
+    return 0;
+}
+
+int gl_first_interesting(const struct gl_stack *st)
+{
+    int k = 0;
+    while (k + 1 < st->n && plumbing(&st->f[k]))
+        k++;
+    return k;
+}
+
 void gl_print_chain(FILE *f, const struct gl_stack *st, int max)
 {
     char buf[1024];
@@ -85,9 +108,12 @@ void gl_print_chain(FILE *f, const struct gl_stack *st, int max)
         fputs("(no stack recorded)", f);
         return;
     }
-    for (int i = 0; i < st->n && i < max; i++)
-        fprintf(f, "%s%s", i ? " <- " : "", gl_frame_name(&st->f[i], buf, sizeof buf));
-    if (st->n > max)
+    int k = gl_first_interesting(st);
+    if (k)
+        fputs("[allocator] <- ", f);
+    for (int i = k; i < st->n && i < k + max; i++)
+        fprintf(f, "%s%s", i > k ? " <- " : "", gl_frame_name(&st->f[i], buf, sizeof buf));
+    if (st->n > k + max)
         fputs(" <- ...", f);
 }
 

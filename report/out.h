@@ -11,7 +11,9 @@ void gl_json_str(FILE *f, const char *s);
 /* frames of a stack as a JSON array of {symbol, module, file, line} */
 void gl_json_frames(FILE *f, const struct gl_stack *st, int max);
 void gl_html_str(FILE *f, const char *s);
-/* "a <- b <- c" with at most `max` frames */
+/* Index of the first frame that is not allocator plumbing (c10::cuda::…). */
+int gl_first_interesting(const struct gl_stack *st);
+/* "a <- b <- c" with at most `max` frames, allocator plumbing skipped */
 void gl_print_chain(FILE *f, const struct gl_stack *st, int max);
 /* Seconds since the start of the run, "+1.234s". */
 const char *gl_fmt_rel(int64_t ns, int64_t start, char *buf, size_t sz);

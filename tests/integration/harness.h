@@ -9,8 +9,8 @@
 
 struct run_result {
     int status;        /* exit code, or 128 + signal */
-    char out[8192];    /* stdout */
-    char err[8192];    /* stderr */
+    char out[1 << 18]; /* stdout */
+    char err[1 << 16]; /* stderr */
 };
 
 /* A fresh scratch directory for this test (removed by h_cleanup). */

@@ -28,7 +28,7 @@ static int teardown(void **state)
 static void test_alloc1000_exact(void **state)
 {
     (void)state;
-    struct run_result r;
+    static struct run_result r;
     h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "a.db", "--", PROG("alloc1000")));
     assert_int_equal(r.status, 0);
     sqlite3 *db = h_open("a.db");
@@ -66,7 +66,7 @@ static void test_alloc1000_exact(void **state)
 static void test_oom_recorded_with_size_and_stack(void **state)
 {
     (void)state;
-    struct run_result r;
+    static struct run_result r;
     h_run(&r, ENV("FAKECUDA_FAIL_ALLOC=3"), ARGV(GL, "run", "-q", "-o", "o.db", PROG("oom")));
     assert_int_equal(r.status, 1); /* the program's own status passes through */
     assert_non_null(strstr(r.out, "oom: 1 allocation(s) failed"));
@@ -86,7 +86,7 @@ static void test_oom_recorded_with_size_and_stack(void **state)
 static void test_driver_entry_points_and_vmm(void **state)
 {
     (void)state;
-    struct run_result r;
+    static struct run_result r;
     h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "p.db", PROG("procaddr")));
     assert_int_equal(r.status, 0);
     sqlite3 *db = h_open("p.db");
@@ -113,7 +113,7 @@ static void test_driver_entry_points_and_vmm(void **state)
 static void test_eight_threads_lose_nothing(void **state)
 {
     (void)state;
-    struct run_result r;
+    static struct run_result r;
     h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "t.db", PROG("threads"), "8", "2000"));
     assert_int_equal(r.status, 0);
     sqlite3 *db = h_open("t.db");
@@ -140,7 +140,7 @@ static void test_hot_path_never_mallocs(void **state)
     (void)state;
     if (getenv("GL_SANITIZED")) /* the sanitizer owns malloc: the count means nothing */
         skip();
-    struct run_result bare, prof;
+    static struct run_result bare, prof;
     h_run(&bare, NULL, ARGV(PROG("nomalloc")));
     h_run(&prof, NULL, ARGV(GL, "run", "-q", "-o", "n.db", PROG("nomalloc")));
     assert_int_equal(bare.status, 0);
@@ -156,7 +156,7 @@ static void test_hot_path_never_mallocs(void **state)
 static void test_exit_status_and_crash(void **state)
 {
     (void)state;
-    struct run_result r;
+    static struct run_result r;
     h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "e.db", PROG("misc"), "exit", "7"));
     assert_int_equal(r.status, 7);
     sqlite3 *db = h_open("e.db");
@@ -182,7 +182,7 @@ static void test_exit_status_and_crash(void **state)
 static void test_fork_gives_child_its_own_db(void **state)
 {
     (void)state;
-    struct run_result r;
+    static struct run_result r;
     h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "f-%p.db", PROG("misc"), "fork"));
     assert_int_equal(r.status, 0);
     char cmd[512];
@@ -214,7 +214,7 @@ static void test_fork_gives_child_its_own_db(void **state)
 static void test_reset_frees_everything(void **state)
 {
     (void)state;
-    struct run_result r;
+    static struct run_result r;
     h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "x.db", PROG("misc"), "reset"));
     assert_int_equal(r.status, 0);
     sqlite3 *db = h_open("x.db");
@@ -227,7 +227,7 @@ static void test_reset_frees_everything(void **state)
 static void test_pools_managed_host_devices(void **state)
 {
     (void)state;
-    struct run_result r;
+    static struct run_result r;
     h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "pool.db", PROG("misc"), "pool"));
     assert_int_equal(r.status, 0);
     sqlite3 *db = h_open("pool.db");
@@ -262,7 +262,7 @@ static void test_pools_managed_host_devices(void **state)
 static void test_hostile_output_paths(void **state)
 {
     (void)state;
-    struct run_result r;
+    static struct run_result r;
     /* unwritable: the program runs on, one clear line */
     h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "/nonexistent-dir/x.db", PROG("alloc1000")));
     assert_int_equal(r.status, 0);
@@ -291,7 +291,7 @@ static void test_hostile_output_paths(void **state)
 static void test_bad_env_and_disable(void **state)
 {
     (void)state;
-    struct run_result r;
+    static struct run_result r;
     h_run(&r, ENV("GPULEDGER_STACK_DEPTH=banana"), ARGV(GL, "run", "-q", "-o", "b.db", PROG("misc"), "exit", "0"));
     assert_int_equal(r.status, 0);
     assert_int_equal(h_count_lines(r.err, "GPULEDGER_STACK_DEPTH='banana'"), 1);
@@ -314,7 +314,7 @@ static void test_bad_env_and_disable(void **state)
 static void test_launcher_usage_and_summary(void **state)
 {
     (void)state;
-    struct run_result r;
+    static struct run_result r;
     h_run(&r, NULL, ARGV(GL, "run"));
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "no command given"));

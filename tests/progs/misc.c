@@ -7,12 +7,19 @@
  *               middle one, trim to 0
  *   managed     managed + pinned host + pitch allocations, all freed
  *   devices     1 MiB on device 0 and 2 MiB on device 1, both leaked
- *   crash       allocate, then SIGSEGV */
+ *   crash       allocate, then SIGSEGV
+ *   leaks3      three leak chains: leak_a 2 x 1 MiB, leak_b 3 MiB, leak_c 4 x 512 KiB;
+ *               everything else freed
+ *   grow N      N steps of 20 ms: 4 MiB of scratch allocated and freed, and a
+ *               1 MiB buffer kept by grow_cache (grows every step)
+ *   frag        8 x 256 KiB from the stream-ordered pool, then frees #1,#3,#4,#6:
+ *               3 holes (256K, 512K, 256K) in a 2 MiB region */
 #include <cuda_runtime_api.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -64,6 +71,71 @@ static int do_pool(void)
     return 0;
 }
 
+__attribute__((noinline)) static void *leak_a(void)
+{
+    return leak_one(1u << 20);
+}
+
+__attribute__((noinline)) static void *leak_b(void)
+{
+    return leak_one(3u << 20);
+}
+
+__attribute__((noinline)) static void *leak_c(void)
+{
+    return leak_one(512u << 10);
+}
+
+__attribute__((noinline)) static void *grow_cache(void)
+{
+    return leak_one(1u << 20);
+}
+
+__attribute__((noinline)) static void scratch(void)
+{
+    void *p[4];
+    for (int i = 0; i < 4; i++)
+        cudaMalloc(&p[i], 1u << 20);
+    for (int i = 0; i < 4; i++)
+        cudaFree(p[i]);
+}
+
+static int do_leaks3(void)
+{
+    void *keep = leak_one(7u << 20);
+    leak_a();
+    leak_a();
+    leak_b();
+    for (int i = 0; i < 4; i++)
+        leak_c();
+    cudaFree(keep);
+    return 0;
+}
+
+static int do_grow(int steps)
+{
+    struct timespec nap = {0, 20 * 1000 * 1000};
+    for (int s = 0; s < steps; s++) {
+        scratch();
+        grow_cache();
+        nanosleep(&nap, NULL);
+    }
+    return 0;
+}
+
+static int do_frag(void)
+{
+    cudaStream_t s;
+    cudaStreamCreate(&s);
+    void *p[8];
+    for (int i = 0; i < 8; i++)
+        cudaMallocAsync(&p[i], 256u << 10, s);
+    int gone[] = {1, 3, 4, 6};
+    for (int i = 0; i < 4; i++)
+        cudaFreeAsync(p[gone[i]], s);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "";
@@ -101,6 +173,12 @@ int main(int argc, char **argv)
         leak_one(2u << 20);
         return 0;
     }
+    if (!strcmp(what, "leaks3"))
+        return do_leaks3();
+    if (!strcmp(what, "grow"))
+        return do_grow(n > 0 ? n : 10);
+    if (!strcmp(what, "frag"))
+        return do_frag();
     if (!strcmp(what, "crash")) {
         leak_one(4096);
         raise(SIGSEGV);

@@ -1,0 +1,297 @@
+/* test_report.c — the report verbs on databases made by scripted programs
+ * against the fake runtime, with exact expected numbers: a known peak and
+ * its ledger, three planted leak chains, a growing-per-step leak, a
+ * planted fragmentation pattern, gate exit codes, a diff, exports, HTML,
+ * several databases at once, and bad or corrupted input. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define ARGV(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define GL h_build("report/gpuledger")
+#define PROG(p) h_build("tests/" p)
+
+static struct run_result r;
+
+static void make(const char *db, const char *scenario, const char *arg)
+{
+    if (arg)
+        h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", db, PROG("misc"), scenario, arg));
+    else if (!strcmp(scenario, "demo"))
+        h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", db, PROG("demo")));
+    else
+        h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", db, PROG("misc"), scenario));
+    assert_int_equal(r.status, 0);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    h_cleanup();
+    return 0;
+}
+
+static void expect(const char *haystack, const char *needle)
+{
+    if (!strstr(haystack, needle))
+        fail_msg("expected to find\n  %s\nin\n%.3000s", needle, haystack);
+}
+
+static void test_peak_ledger_and_oom(void **state)
+{
+    (void)state;
+    make("demo.db", "demo", NULL);
+    h_run(&r, NULL, ARGV(GL, "report", "--format", "json", "demo.db"));
+    assert_int_equal(r.status, 0);
+    expect(r.out, "\"devices\":[{\"device\":0,\"peak\":{\"bytes\":85983232,");
+    expect(r.out, "\"ledger\":[{\"stack_id\":1,\"category\":\"other\",\"bytes\":67108864,\"count\":1,\"frames\":[{\"symbol\":"
+                  "\"load_weights\"");
+    expect(r.out, "\"bytes\":15728640,\"count\":1,\"frames\":[{\"symbol\":\"forward_activations\"");
+    expect(r.out, "\"bytes\":3145728,\"count\":3,\"frames\":[{\"symbol\":\"scratch_workspace\"");
+    expect(r.out, "\"categories\":[{\"category\":\"other\",\"bytes\":70254592,\"count\":4},{\"category\":\"activations\","
+                  "\"bytes\":15728640,\"count\":1}]");
+    expect(r.out, "\"live_end_bytes\":2097152,\"leak_bytes\":2097152,\"cached_bytes\":0");
+    expect(r.out, "\"oom\":[{\"seq\":32,");
+    expect(r.out, "\"size\":1125899906842624,\"api\":\"cudaMalloc\",\"result\":2,\"live_bytes\":69206016,\"frames\":[{"
+                  "\"symbol\":\"try_huge_buffer\"");
+    expect(r.out, "\"api_counts\":{\"cudaMalloc\":10,\"cudaFree\":7,\"cudaMallocAsync\":8,\"cudaFreeAsync\":8}");
+    h_run(&r, NULL, ARGV(GL, "report", "demo.db"));
+    assert_int_equal(r.status, 0);
+    expect(r.out, "device 0: peak 82.00 MiB");
+    expect(r.out, "64.00 MiB  78.0%      1x  other            load_weights <- main");
+    expect(r.out, "OUT OF MEMORY at");
+    expect(r.out, "cudaMalloc 1024.00 TiB failed (error 2) with 66.00 MiB live; try_huge_buffer");
+}
+
+static void test_three_leak_chains(void **state)
+{
+    (void)state;
+    make("l3.db", "leaks3", NULL);
+    h_run(&r, NULL, ARGV(GL, "leaks", "l3.db"));
+    assert_int_equal(r.status, 0);
+    expect(r.out, "7.00 MiB never freed in 3 leak chains");
+    expect(r.out, "#1    3.00 MiB in 1 allocation");
+    expect(r.out, "#2    2.00 MiB in 2 allocations");
+    expect(r.out, "#3    2.00 MiB in 4 allocations");
+    h_run(&r, NULL, ARGV(GL, "leaks", "--format", "json", "l3.db"));
+    expect(r.out, "\"leak_bytes\":7340032");
+    expect(r.out, "{\"bytes\":3145728,\"count\":1,\"cached\":false,\"category\":\"other\"");
+    const char *b = strstr(r.out, "\"bytes\":3145728");
+    assert_non_null(b);
+    expect(b, "{\"symbol\":\"leak_one\"");
+    expect(b, "},{\"symbol\":\"leak_b\"");
+    expect(r.out, "{\"bytes\":2097152,\"count\":2,");
+    expect(r.out, "{\"bytes\":2097152,\"count\":4,");
+    /* --min-bytes keeps only the 3 MiB chain */
+    h_run(&r, NULL, ARGV(GL, "leaks", "--min-bytes", "2.5M", "l3.db"));
+    expect(r.out, "3.00 MiB never freed in 1 leak chain");
+}
+
+static void test_growing_leak_found_by_steps(void **state)
+{
+    (void)state;
+    make("g10.db", "grow", "10");
+    h_run(&r, NULL, ARGV(GL, "leaks", "--steps=5", "--format", "json", "g10.db"));
+    assert_int_equal(r.status, 0);
+    const char *g = strstr(r.out, "\"growing\":[{");
+    assert_non_null(g);
+    expect(g, "\"steps\":[");
+    expect(g, ",10485760],"); /* 10 x 1 MiB live at the end */
+    expect(g, "{\"symbol\":\"leak_one\"");
+    expect(g, "},{\"symbol\":\"grow_cache\"");
+    assert_null(strstr(g, "scratch")); /* the steady 4 MiB per step is not a leak */
+    const char *first = strstr(g, "\"growth_bytes\"");
+    assert_non_null(first);
+    assert_null(strstr(first + 1, "\"growth_bytes\"")); /* exactly one growing stack */
+    h_run(&r, NULL, ARGV(GL, "leaks", "--steps", "g10.db"));
+    expect(r.out, "growing step after step (10 steps");
+    expect(r.out, "1 stack");
+}
+
+static void test_fragmentation_ratio(void **state)
+{
+    (void)state;
+    make("fr.db", "frag", NULL);
+    h_run(&r, NULL, ARGV(GL, "holes", "fr.db"));
+    assert_int_equal(r.status, 0);
+    expect(r.out, "end   +");
+    expect(r.out, "reserved 2.00 MiB, live 1.00 MiB, free 1.00 MiB in 3 holes, largest 512.00 KiB, external "
+                  "fragmentation 0.500");
+    h_run(&r, NULL, ARGV(GL, "report", "--format", "json", "fr.db"));
+    expect(r.out, "\"reserved\":2097152,\"live\":1048576,\"free\":1048576,\"largest_free\":524288,"
+                  "\"external_fragmentation\":0.500000,\"holes\":3");
+}
+
+static void test_gate_exit_codes_and_junit(void **state)
+{
+    (void)state;
+    make("l3.db", "leaks3", NULL);
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "7M", "l3.db"));
+    assert_int_equal(r.status, 0);
+    expect(r.out, "gpuledger gate: pass — 7.00 MiB never freed (limit 7.00 MiB)");
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "6M", "--junit", "j.xml", "l3.db"));
+    assert_int_equal(r.status, 1);
+    expect(r.out, "gpuledger gate: FAIL — 7.00 MiB never freed (limit 6.00 MiB)");
+    expect(r.out, "3.00 MiB in 1 allocation(s) [other] l3.db: leak_one <- leak_b <- main");
+    expect(r.out, "2.00 MiB in 4 allocation(s) [other] l3.db: leak_one <- leak_c <- main");
+    char p[512];
+    snprintf(p, sizeof p, "%s/j.xml", h_dir());
+    FILE *f = fopen(p, "r");
+    assert_non_null(f);
+    char xml[4096] = "";
+    size_t n = fread(xml, 1, sizeof xml - 1, f);
+    xml[n] = 0;
+    fclose(f);
+    expect(xml, "<failure message=\"7340032 bytes never freed\"/>");
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "4M", "--ignore", "leak_b", "l3.db"));
+    assert_int_equal(r.status, 0);
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "100M", "--max-peak-bytes", "8M", "l3.db"));
+    assert_int_equal(r.status, 1);
+    expect(r.out, "peak limit broken");
+    h_run(&r, NULL, ARGV(GL, "gate", "l3.db"));
+    assert_int_equal(r.status, 2);
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "1M", "missing.db"));
+    assert_int_equal(r.status, 2);
+    expect(r.err, "missing.db: No such file or directory");
+}
+
+static void test_diff_two_runs(void **state)
+{
+    (void)state;
+    make("g5.db", "grow", "5");
+    make("g10.db", "grow", "10");
+    h_run(&r, NULL, ARGV(GL, "diff", "g5.db", "g10.db"));
+    assert_int_equal(r.status, 0);
+    expect(r.out, "peak:        8.00 MiB -> 13.00 MiB (+5.00 MiB)");
+    expect(r.out, "never freed: 5.00 MiB -> 10.00 MiB (+5.00 MiB)");
+    expect(r.out, "+5.00 MiB  leak_one <- grow_cache <- main");
+    h_run(&r, NULL, ARGV(GL, "diff", "g5.db"));
+    assert_int_equal(r.status, 2);
+}
+
+static void test_exports(void **state)
+{
+    (void)state;
+    make("demo.db", "demo", NULL);
+    h_run(&r, NULL, ARGV(GL, "export", "--format", "folded", "demo.db"));
+    assert_int_equal(r.status, 0);
+    expect(r.out, ";main;load_weights 67108864\n");
+    expect(r.out, ";main;forward_activations 15728640\n");
+    expect(r.out, ";main;scratch_workspace 3145728\n");
+    assert_int_equal(h_count_lines(r.out, " "), 3);
+    h_run(&r, NULL, ARGV(GL, "export", "--format", "folded", "--what", "leaks", "demo.db"));
+    expect(r.out, ";main;scratch_workspace 2097152\n");
+    h_run(&r, NULL, ARGV(GL, "export", "--format", "csv", "demo.db"));
+    assert_int_equal(h_count_lines(r.out, ",0,"), 17); /* 17 allocations on device 0 */
+    expect(r.out, "id,device,api,kind,addr,size,alloc_ns,free_ns,stack_id,allocated_in\n");
+    h_run(&r, NULL, ARGV(GL, "export", "--format", "perfetto", "demo.db"));
+    expect(r.out, "\"name\":\"OOM: cudaMalloc failed\",\"ph\":\"i\"");
+    expect(r.out, "\"args\":{\"bytes\":85983232}");
+    h_run(&r, NULL, ARGV(GL, "export", "--format", "svg", "demo.db"));
+    assert_int_equal(r.status, 2);
+}
+
+static void test_html_is_self_contained(void **state)
+{
+    (void)state;
+    make("demo.db", "demo", NULL);
+    h_run(&r, NULL, ARGV(GL, "report", "--format", "html", "-o", "r.html", "demo.db"));
+    assert_int_equal(r.status, 0);
+    char p[512];
+    snprintf(p, sizeof p, "%s/r.html", h_dir());
+    FILE *f = fopen(p, "r");
+    static char html[1 << 16];
+    size_t n = fread(html, 1, sizeof html - 1, f);
+    html[n] = 0;
+    fclose(f);
+    expect(html, "<svg");
+    expect(html, "peak 82.00 MiB");
+    expect(html, "<details><summary>load_weights</summary>");
+    assert_null(strstr(html, "http://"));
+    assert_null(strstr(html, "https://"));
+    assert_null(strstr(html, "<script"));
+}
+
+static void test_several_databases(void **state)
+{
+    (void)state;
+    make("a.db", "leaks3", NULL);
+    make("b.db", "devices", NULL);
+    h_run(&r, NULL, ARGV(GL, "report", "--format", "json", "a.db", "b.db"));
+    assert_int_equal(r.status, 0);
+    /* a.db peaks at 14 MiB on device 0; b.db at 1 MiB (device 0) and 2 MiB (device 1) */
+    expect(r.out, "\"total\":{\"processes\":2,\"peak_bytes\":17825792,\"leak_bytes\":10485760}");
+    h_run(&r, NULL, ARGV(GL, "report", "a.db", "b.db"));
+    expect(r.out, "total over 2 processes: sum of per-device peaks 17.00 MiB");
+    h_run(&r, NULL, ARGV(GL, "report", "--device", "1", "--format", "json", "b.db"));
+    expect(r.out, "\"devices\":[{\"device\":1,\"peak\":{\"bytes\":2097152,");
+}
+
+static void test_bad_and_corrupted_input(void **state)
+{
+    (void)state;
+    const char *verbs[] = {"report", "leaks", "holes", "summary"};
+    char p[512];
+    snprintf(p, sizeof p, "%s/text.db", h_dir());
+    FILE *f = fopen(p, "w");
+    fputs("not a database\n", f);
+    fclose(f);
+    for (size_t i = 0; i < 4; i++) {
+        h_run(&r, NULL, ARGV(GL, verbs[i], "text.db"));
+        assert_int_equal(r.status, 2);
+        assert_int_equal(h_count_lines(r.err, "text.db"), 1);
+        h_run(&r, NULL, ARGV(GL, verbs[i], "nope.db"));
+        assert_int_equal(r.status, 2);
+    }
+    /* a little fuzzing: copies of a real database with bytes overwritten at
+     * pseudo-random places, and cut short. Never a crash: 0 or 2. */
+    make("good.db", "leaks3", NULL);
+    snprintf(p, sizeof p, "%s/good.db", h_dir());
+    FILE *in = fopen(p, "rb");
+    static unsigned char img[1 << 20];
+    size_t n = fread(img, 1, sizeof img, in);
+    fclose(in);
+    unsigned seed = 12345;
+    for (int k = 0; k < 40; k++) {
+        static unsigned char copy[1 << 20];
+        memcpy(copy, img, n);
+        size_t len = k % 5 == 4 ? n * (size_t)(k % 7 + 1) / 9 : n;
+        for (int j = 0; j < 16; j++) {
+            seed = seed * 1103515245u + 12345u;
+            size_t at = 100 + (seed >> 4) % (n - 100);
+            copy[at] = (unsigned char)(seed >> 20);
+        }
+        char q[512];
+        snprintf(q, sizeof q, "%s/fuzz.db", h_dir());
+        FILE *o = fopen(q, "wb");
+        fwrite(copy, 1, len, o);
+        fclose(o);
+        h_run(&r, NULL, ARGV(GL, verbs[k % 3], "fuzz.db"));
+        if (r.status != 0 && r.status != 2)
+            fail_msg("fuzz case %d: exit status %d\n%s", k, r.status, r.err);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_peak_ledger_and_oom, teardown),
+        cmocka_unit_test_teardown(test_three_leak_chains, teardown),
+        cmocka_unit_test_teardown(test_growing_leak_found_by_steps, teardown),
+        cmocka_unit_test_teardown(test_fragmentation_ratio, teardown),
+        cmocka_unit_test_teardown(test_gate_exit_codes_and_junit, teardown),
+        cmocka_unit_test_teardown(test_diff_two_runs, teardown),
+        cmocka_unit_test_teardown(test_exports, teardown),
+        cmocka_unit_test_teardown(test_html_is_self_contained, teardown),
+        cmocka_unit_test_teardown(test_several_databases, teardown),
+        cmocka_unit_test_teardown(test_bad_and_corrupted_input, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
