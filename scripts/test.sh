@@ -29,7 +29,7 @@ bash scripts/lint.sh build
 
 step "ASan + UBSan"
 [ -d build-asan ] || meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
-ninja -C build-asan >/dev/null
+ninja -C build-asan | tail -1
 # Our library goes before the sanitizer runtime in LD_PRELOAD (it must see
 # dlsym first), and the runtime's dlopen interceptor hides the fake
 # runtime's RUNPATH from dlopen: hence the two settings.
@@ -41,7 +41,7 @@ tally build-asan
 
 step "TSan (queue)"
 [ -d build-tsan ] || meson setup build-tsan -Db_sanitize=thread -Db_lundef=false >/dev/null
-ninja -C build-tsan tests/test_queue >/dev/null
+ninja -C build-tsan tests/test_queue | tail -1
 TSAN_OPTIONS=halt_on_error=1 meson test -C build-tsan --no-rebuild --print-errorlogs queue
 tally build-tsan
 

@@ -40,8 +40,8 @@ static int teardown(void **state)
 
 static void expect(const char *haystack, const char *needle)
 {
-    if (!strstr(haystack, needle))
-        fail_msg("expected to find\n  %s\nin\n%.3000s", needle, haystack);
+    if (!haystack || !strstr(haystack, needle))
+        fail_msg("expected to find\n  %s\nin\n%.3000s", needle, haystack ? haystack : "(nothing)");
 }
 
 static void test_peak_ledger_and_oom(void **state)
