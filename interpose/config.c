@@ -84,6 +84,10 @@ void gl_config_load(struct gl_config *c, void (*warn)(const char *msg))
     load_bool("GPULEDGER_SYMBOLIZE", &c->symbolize, warn);
     load_bool("GPULEDGER_QUIET", &c->quiet, warn);
     load_bool("GPULEDGER_CUPTI", &c->cupti, warn);
+    load_bool("GPULEDGER_CUPTI_ACTIVITY", &c->cupti_activity, warn);
+    c->cupti_lib = getenv("GPULEDGER_CUPTI_LIB");
+    if (c->cupti_lib && !*c->cupti_lib)
+        c->cupti_lib = NULL;
     load_bool("GPULEDGER_PYTHON", &c->python, warn);
     c->stack_depth = (unsigned)depth;
     c->queue_slots = slots;

@@ -15,7 +15,9 @@ struct gl_config {
     unsigned commit_ms;   /* GPULEDGER_COMMIT_MS, 1..100, default 50 */
     int symbolize;        /* GPULEDGER_SYMBOLIZE, default 1 */
     int quiet;            /* GPULEDGER_QUIET=1: no informational lines */
-    int cupti;            /* GPULEDGER_CUPTI, default 1 (issue: cupti/) */
+    int cupti;            /* GPULEDGER_CUPTI, default 1 */
+    int cupti_activity;   /* GPULEDGER_CUPTI_ACTIVITY: MEMORY2 records (module memory), default 0 */
+    const char *cupti_lib;/* GPULEDGER_CUPTI_LIB: libcupti to load if none is loaded */
     int python;           /* GPULEDGER_PYTHON, default 1 */
     const char *manifest; /* GPULEDGER_MANIFEST: file the launcher reads back */
 };

@@ -183,8 +183,13 @@ static void gl_finish(unsigned timeout_ms, int join)
     errno = saved;
 }
 
+void gl_cupti_shutdown(void);
+
 void gl_shutdown(void)
 {
+#ifdef GL_HAVE_CUPTI
+    gl_cupti_shutdown(); /* CUPTI delivers buffered activity records only on a flush */
+#endif
     gl_finish(10000, 1);
 }
 

@@ -26,6 +26,12 @@ static const uint8_t api_kind[GL_API_COUNT] = {
 
 static __thread int tls_depth GL_TLS;
 static __thread int tls_tid GL_TLS;
+static __thread int tls_outer_api GL_TLS; /* set by a CUPTI runtime callback */
+
+void gl_set_outer_api(int api)
+{
+    tls_outer_api = api;
+}
 
 uint64_t gl_now_ns(void)
 {
@@ -91,7 +97,7 @@ static struct gl_event *claim_slot(uint64_t *pos)
     return NULL;
 }
 
-void gl_claim(struct gl_claim *cl, const struct gl_call *c)
+static void gl_claim_depth(struct gl_claim *cl, const struct gl_call *c, unsigned depth)
 {
     cl->ev = NULL;
     int saved = errno;
@@ -115,19 +121,29 @@ void gl_claim(struct gl_claim *cl, const struct gl_call *c)
     ev->tid = tls_tid;
     ev->device = c->device;
     ev->result = c->result;
-    ev->api = (uint16_t)c->api;
-    ev->op = api_op[c->api];
-    ev->kind = api_kind[c->api];
+    int api = c->api;
+    if (tls_outer_api && api_op[tls_outer_api] == api_op[api]) {
+        api = tls_outer_api; /* a static cudart call, seen by CUPTI: name it as called */
+        tls_outer_api = 0;
+    }
+    ev->api = (uint16_t)api;
+    ev->op = api_op[api];
+    ev->kind = api_kind[api];
     ev->flags = 0;
     ev->reserved = 0;
     int truncated;
-    ev->depth = (uint16_t)gl_stack_capture(ev->ips, gl_st.cfg.stack_depth, &truncated);
+    ev->depth = (uint16_t)gl_stack_capture(ev->ips, depth, &truncated);
     if (truncated) {
         ev->flags |= GL_EVF_TRUNCATED;
         atomic_fetch_add_explicit(&gl_st.truncated, 1, memory_order_relaxed);
     }
     cl->ev = ev;
     errno = saved;
+}
+
+void gl_claim(struct gl_claim *cl, const struct gl_call *c)
+{
+    gl_claim_depth(cl, c, gl_st.cfg.stack_depth);
 }
 
 void gl_publish(struct gl_claim *cl, int result)
@@ -142,6 +158,20 @@ void gl_publish(struct gl_claim *cl, int result)
                                                                                         : GL_OP_ERROR;
     gl_queue_publish(&gl_st.queue, cl->pos);
     cl->ev = NULL;
+}
+
+int gl_wrap_depth(void)
+{
+    return tls_depth;
+}
+
+void gl_record_at(const struct gl_call *c, uint64_t ts_ns)
+{
+    struct gl_claim cl;
+    gl_claim_depth(&cl, c, 0);
+    if (cl.ev)
+        cl.ev->ts_ns = ts_ns;
+    gl_publish(&cl, c->result);
 }
 
 void gl_record(const struct gl_call *c)

@@ -39,6 +39,14 @@ int gl_enter(void);
 void gl_leave(void);
 
 void gl_record(const struct gl_call *c);
+/* An event seen after the fact (a CUPTI activity record): given time, no
+ * stack. Call between gl_enter/gl_leave. */
+void gl_record_at(const struct gl_call *c, uint64_t ts_ns);
+/* The runtime API this thread is inside (0: none), from a CUPTI runtime
+ * callback: the next event of the same operation is named after it. */
+void gl_set_outer_api(int api);
+/* Nesting depth of wrapped calls on this thread (0: not inside one). */
+int gl_wrap_depth(void);
 void gl_claim(struct gl_claim *cl, const struct gl_call *c);
 /* Fill in the result (and anything else known after the call) and publish. */
 void gl_publish(struct gl_claim *cl, int result);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -222,6 +223,13 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "gpuledger run: out of memory\n");
         return 2;
     }
+    /* The driver loads us again through the injection path and calls
+     * InitializeInjection at cuInit: CUPTI callbacks for what no wrapper
+     * can see (static cudart). Not when CUPTI is switched off. */
+    const char *cupti = getenv("GPULEDGER_CUPTI");
+    if (!getenv("CUDA_INJECTION64_PATH") && !(cupti && (!strcmp(cupti, "0") || !strcasecmp(cupti, "no") ||
+                                                       !strcasecmp(cupti, "false") || !strcasecmp(cupti, "off"))))
+        setenv("CUDA_INJECTION64_PATH", lib, 1);
     char manifest[] = "/tmp/gpuledger-run-XXXXXX";
     int mfd = mkstemp(manifest);
     if (mfd >= 0) {

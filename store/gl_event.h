@@ -87,7 +87,8 @@ enum gl_kind {
     X(cuMemHostAlloc, 33, "cuMemHostAlloc", ALLOC, HOST)                            \
     X(cuMemFreeHost, 34, "cuMemFreeHost", FREE, NONE)                               \
     X(gpuledger_mark, 35, "gpuledger_mark", MARK, NONE)                             \
-    X(cupti_static, 36, "module_static", ALLOC, STATIC)
+    X(cupti_static, 36, "module_static", ALLOC, STATIC)                            \
+    X(cupti_static_free, 37, "module_static_release", FREE, STATIC)
 
 enum gl_api {
     GL_API_NONE = 0,
