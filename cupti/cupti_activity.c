@@ -47,8 +47,11 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 {
     (void)size;
     CUpti_Activity *rec = NULL;
-    int entered = gl_enter();
-    while (entered && gl_cupti.activityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
+    /* May run inside gl_cupti_shutdown (already guarded) or on CUPTI's own
+     * thread: record whenever the recorder is on. */
+    gl_enter();
+    int on = atomic_load(&gl_st.phase) == GL_PHASE_RECORDING;
+    while (on && gl_cupti.activityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
         if (rec->kind == CUPTI_ACTIVITY_KIND_MEMORY2)
             take((const CUpti_ActivityMemory4 *)rec);
     gl_leave();

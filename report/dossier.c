@@ -6,7 +6,9 @@
 
 int gl_is_cached_category(const char *cat)
 {
-    return cat && !strcmp(cat, "allocator_cache");
+    /* segments a caching allocator keeps, and module globals the driver
+     * frees at unload: held at exit by design, not leaks */
+    return cat && (!strcmp(cat, "allocator_cache") || !strcmp(cat, "static"));
 }
 
 int gl_dossier_build(struct gl_dossier *d, struct gl_run *run, const struct gl_dossier_opts *o)

@@ -2,6 +2,9 @@
  * allocations, pinned host memory, managed memory, failure injection and
  * cuGetProcAddress handing out these functions (the way cudart and
  * PyTorch reach the driver). Pools: fake_pool.c. VMM: fake_vmm.c. */
+#include <cupti_callbacks.h>
+#include <cupti_driver_cbid.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -148,13 +151,41 @@ int fake_registry_reset(int dev)
     return n;
 }
 
-/* ---- init, devices, contexts --------------------------------------------- */
+/* ---- CUPTI and injection -------------------------------------------------- */
 
+typedef void (*cupti_dispatch_fn)(int domain, uint32_t cbid, int site, const char *name, void *params, void *ret);
+static cupti_dispatch_fn cupti_dispatch;
+
+/* Called by the fake libcupti when a tool subscribes. */
+void fakecuda_set_cupti_dispatch(void *fn)
+{
+    cupti_dispatch = (cupti_dispatch_fn)fn;
+}
+
+#define CUPTI_SITE(cbid, name, params, site, ret)                                                  \
+    do {                                                                                           \
+        if (cupti_dispatch)                                                                        \
+            cupti_dispatch(CUPTI_CB_DOMAIN_DRIVER_API, cbid, site, name, params, ret);             \
+    } while (0)
+
+/* Like the real driver: at cuInit, load CUDA_INJECTION64_PATH and call
+ * its InitializeInjection once. */
 CUresult cuInit(unsigned int flags)
 {
     (void)flags;
+    static int injected;
+    const char *inj = getenv("CUDA_INJECTION64_PATH");
+    if (!injected && inj && *inj) {
+        injected = 1;
+        void *h = dlopen(inj, RTLD_NOW);
+        int (*init)(void) = h ? (int (*)(void))dlsym(h, "InitializeInjection") : NULL;
+        if (init)
+            init();
+    }
     return CUDA_SUCCESS;
 }
+
+/* ---- init, devices, contexts --------------------------------------------- */
 
 CUresult cuDriverGetVersion(int *v)
 {
@@ -301,11 +332,30 @@ static CUresult free_kind(uintptr_t addr, int kind)
 
 CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
+    struct {
+        CUdeviceptr *dptr;
+        size_t bytesize;
+    } params = {dptr, bytesize};
+    CUresult r = CUDA_SUCCESS;
+    CUPTI_SITE(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, "cuMemAlloc_v2", &params, CUPTI_API_ENTER, &r);
     void *p = NULL;
-    CUresult r = alloc_kind(&p, bytesize, fake_current_device(), FAKE_DEVICE);
+    r = alloc_kind(&p, bytesize, fake_current_device(), FAKE_DEVICE);
     if (r == CUDA_SUCCESS)
         *dptr = (CUdeviceptr)(uintptr_t)p;
+    CUPTI_SITE(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, "cuMemAlloc_v2", &params, CUPTI_API_EXIT, &r);
     return r;
+}
+
+/* The same entry points under names no interposer knows: what a program
+ * with a statically linked runtime reaches the driver through. */
+CUresult fakecuda_private_cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
+{
+    return cuMemAlloc_v2(dptr, bytesize);
+}
+
+CUresult fakecuda_private_cuMemFree(CUdeviceptr dptr)
+{
+    return cuMemFree_v2(dptr);
 }
 
 CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t width, size_t height, unsigned int elem)
@@ -322,9 +372,15 @@ CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t width, siz
 
 CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
-    CUresult r = free_kind((uintptr_t)dptr, FAKE_DEVICE);
+    struct {
+        CUdeviceptr dptr;
+    } params = {dptr};
+    CUresult r = CUDA_SUCCESS;
+    CUPTI_SITE(CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, "cuMemFree_v2", &params, CUPTI_API_ENTER, &r);
+    r = free_kind((uintptr_t)dptr, FAKE_DEVICE);
     if (r == CUDA_ERROR_INVALID_VALUE)
         r = free_kind((uintptr_t)dptr, FAKE_MANAGED);
+    CUPTI_SITE(CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, "cuMemFree_v2", &params, CUPTI_API_EXIT, &r);
     return r;
 }
 

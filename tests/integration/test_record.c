@@ -339,6 +339,44 @@ static void test_launcher_usage_and_summary(void **state)
     assert_non_null(strstr(r.err, "/no/such.db: No such file or directory"));
 }
 
+static void test_cupti_sees_what_no_wrapper_can(void **state)
+{
+    (void)state;
+    static struct run_result r;
+    char lib[600];
+    snprintf(lib, sizeof lib, "GPULEDGER_CUPTI_LIB=%s", h_build("tests/fakecupti/libcupti.so.13"));
+    h_run(&r, ENV(lib, "GPULEDGER_CUPTI_ACTIVITY=1", "FAKECUPTI_DROPPED=5"),
+          ARGV(GL, "run", "-q", "-o", "cs.db", PROG("cupti_static")));
+    assert_int_equal(r.status, 0);
+    sqlite3 *db = h_open("cs.db");
+    /* the runtime pair once (wrappers + CUPTI callbacks de-duplicated), the
+     * driver calls only CUPTI saw, and the module global */
+    assert_string_equal(h_text(db, "SELECT group_concat(op || ':' || api || ':' || size, ' ') FROM (SELECT * FROM "
+                                   "events ORDER BY seq)"),
+                        "alloc:cudaMalloc:1048576 free:cudaFree:1048576 alloc:cuMemAlloc_v2:2097152 "
+                        "alloc:cuMemAlloc_v2:4096 free:cuMemFree_v2:4096 alloc:module_static:65536");
+    assert_string_equal(h_text(db, "SELECT f.symbol FROM events e JOIN stack_frames f ON f.stack_id = e.stack_id AND "
+                                   "f.depth = 0 WHERE e.size = 2097152"),
+                        "static_path_alloc");
+    assert_int_equal(h_int(db, "SELECT count(*) FROM allocations WHERE kind = 'static' AND free_ns IS NULL"), 1);
+    assert_int_equal(h_int(db, "SELECT dropped_events FROM run"), 5);
+    sqlite3_close(db);
+    /* someone else holds CUPTI: one line, interposition goes on */
+    h_run(&r, ENV(lib, "FAKECUPTI_BUSY=1"), ARGV(GL, "run", "-q", "-o", "busy.db", PROG("cupti_static")));
+    assert_int_equal(r.status, 0);
+    assert_int_equal(h_count_lines(r.err, "another tool already uses CUPTI"), 1);
+    db = h_open("busy.db");
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events"), 2);
+    sqlite3_close(db);
+    /* --no-cupti: CUPTI is never touched */
+    h_run(&r, ENV(lib, "FAKECUPTI_BUSY=1"), ARGV(GL, "run", "-q", "--no-cupti", "-o", "off.db", PROG("cupti_static")));
+    assert_int_equal(r.status, 0);
+    assert_int_equal(h_count_lines(r.err, "CUPTI"), 0);
+    db = h_open("off.db");
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events"), 2);
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -354,6 +392,7 @@ int main(void)
         cmocka_unit_test_teardown(test_hostile_output_paths, teardown),
         cmocka_unit_test_teardown(test_bad_env_and_disable, teardown),
         cmocka_unit_test_teardown(test_launcher_usage_and_summary, teardown),
+        cmocka_unit_test_teardown(test_cupti_sees_what_no_wrapper_can, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
