@@ -327,31 +327,58 @@ static void measure(const struct ival *regions, size_t nr, const struct ival *li
 
 #define HOLE_SAMPLES 64
 
-/* One pool (or one reservation): members are the allocations inside it;
- * regions are given (VMM) or derived (pools). */
+struct sweep_ev {
+    int64_t seq, ts;
+    uint64_t addr, end; /* end 0: a free */
+};
+
+static int cmp_sweep(const void *a, const void *b)
+{
+    const struct sweep_ev *x = a, *y = b;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* One pool (or one reservation): members are the allocations inside it
+ * (in seq order); regions are given (VMM) or derived (pools). One sweep
+ * over the members' allocations and frees, with the live set in a hash map
+ * (address -> end), measured at HOLE_SAMPLES + 1 points. */
 static int analyse_pool(const struct gl_alloc **m, size_t nm, struct ival *regions, size_t nr,
                         struct gl_pool_holes *ph, int64_t end_seq)
 {
+    struct sweep_ev *ev = malloc((2 * nm + 1) * sizeof *ev);
     struct ival *live = malloc((nm + 1) * sizeof *live);
     ph->series = calloc(HOLE_SAMPLES + 1, sizeof *ph->series);
-    if (!live || !ph->series) {
+    if (!ev || !live || !ph->series) {
+        free(ev);
         free(live);
         return -1;
     }
-    /* sample points: spread over the pool's own events, plus the end */
-    int64_t first = m[0]->seq, last = end_seq;
+    size_t ne = 0;
+    for (size_t i = 0; i < nm; i++) {
+        ev[ne++] = (struct sweep_ev){m[i]->seq, m[i]->alloc_ns, m[i]->addr, m[i]->addr + m[i]->size};
+        if (m[i]->free_seq && m[i]->free_seq <= end_seq)
+            ev[ne++] = (struct sweep_ev){m[i]->free_seq, m[i]->free_ns, m[i]->addr, 0};
+    }
+    qsort(ev, ne, sizeof *ev, cmp_sweep);
+    struct gl_u64map set;
+    gl_u64map_init(&set);
+    int64_t first = m[0]->seq, ts = m[0]->alloc_ns;
+    size_t e = 0;
     for (size_t s = 0; s <= HOLE_SAMPLES; s++) {
-        int64_t seq = s == HOLE_SAMPLES ? last : first + (last - first) * (int64_t)s / HOLE_SAMPLES;
-        size_t nl = 0;
-        int64_t ts = 0;
-        for (size_t i = 0; i < nm; i++) {
-            if (m[i]->seq <= seq)
-                ts = m[i]->free_seq && m[i]->free_seq <= seq && m[i]->free_ns > ts ? m[i]->free_ns
-                     : m[i]->alloc_ns > ts                                           ? m[i]->alloc_ns
-                                                                                     : ts;
-            if (gl_live_at(m[i], seq))
-                live[nl++] = (struct ival){m[i]->addr, m[i]->addr + m[i]->size};
+        int64_t seq = s == HOLE_SAMPLES ? end_seq : first + (end_seq - first) * (int64_t)s / HOLE_SAMPLES;
+        for (; e < ne && ev[e].seq <= seq; e++) {
+            if (ev[e].end)
+                gl_u64map_put(&set, ev[e].addr, ev[e].end);
+            else
+                gl_u64map_del(&set, ev[e].addr);
+            ts = ev[e].ts;
         }
+        size_t nl = 0;
+        for (size_t k = 0; k < set.cap; k++)
+            if (set.keys[k] != 0 && set.keys[k] != UINT64_MAX)
+                live[nl++] = (struct ival){set.keys[k], set.vals[k]};
+        if (set.has_zero)
+            live[nl++] = (struct ival){0, set.zero_val};
         qsort(live, nl, sizeof *live, cmp_ival);
         nl = merge(live, nl);
         struct gl_hole_stat st;
@@ -365,6 +392,8 @@ static int analyse_pool(const struct gl_alloc **m, size_t nm, struct ival *regio
             ph->worst = st;
     }
     ph->end = ph->series[ph->nseries - 1];
+    gl_u64map_free(&set);
+    free(ev);
     free(live);
     return 0;
 }

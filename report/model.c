@@ -79,8 +79,45 @@ static int is_free_op(int op)
     return op == GL_OP_FREE || op == GL_OP_RELEASE || op == GL_OP_UNRESERVE || op == GL_OP_UNMAP;
 }
 
+/* Per-device live bytes as the scan goes, with the peak and a downsampled
+ * timeline (each bucket keeps its highest level). */
+struct live_track {
+    uint64_t live[GL_MAX_DEV];
+};
+
+static void track(struct gl_run *r, struct live_track *lt, int device, int64_t delta, int64_t seq, int64_t ts,
+                  int64_t t0, int64_t span)
+{
+    struct gl_device *dev = gl_run_device(r, device);
+    if (!dev)
+        return;
+    size_t k = (size_t)(dev - r->devs);
+    lt->live[k] += (uint64_t)delta;
+    uint64_t live = lt->live[k];
+    if (live > dev->peak) {
+        dev->peak = live;
+        dev->peak_seq = seq;
+        dev->peak_ns = ts;
+    }
+    if (!dev->timeline && !(dev->timeline = calloc(TIMELINE_POINTS, sizeof *dev->timeline)))
+        return;
+    size_t b = span > 0 ? (size_t)((double)(ts - t0) / (double)span * (TIMELINE_POINTS - 1)) : 0;
+    if (b >= TIMELINE_POINTS)
+        b = TIMELINE_POINTS - 1;
+    struct gl_point *p = &dev->timeline[b];
+    if (p->seq == 0 || live >= p->live)
+        *p = (struct gl_point){seq, ts, live};
+    if (b + 1 > dev->ntimeline)
+        dev->ntimeline = b + 1;
+}
+
 static int load_events(struct gl_run *r, char *err, size_t errsz)
 {
+    /* time span first, for the timeline buckets */
+    int64_t t0 = gl_db_int(r->db, "SELECT ts_ns FROM event_log ORDER BY seq LIMIT 1", 0);
+    int64_t t1 = gl_db_int(r->db, "SELECT ts_ns FROM event_log ORDER BY seq DESC LIMIT 1", 0);
+    int64_t maxseq = gl_db_int(r->db, "SELECT max(seq) FROM event_log", 0);
+    int64_t span = t1 - t0 + 1;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(r->db,
                            "SELECT seq, ts_ns, op, api, kind, device, pool, addr, size, result, stack_id, ref_seq"
@@ -89,18 +126,23 @@ static int load_events(struct gl_run *r, char *err, size_t errsz)
         snprintf(err, errsz, "%s: cannot read events: %s", r->path, sqlite3_errmsg(r->db));
         return -1;
     }
-    struct gl_u64map index; /* alloc seq -> position */
+    /* seq -> position in allocs[]: seqs are dense, so a plain array; a hash
+     * map only if the table looks odd (huge gaps) */
+    uint32_t *by_seq = NULL;
+    struct gl_u64map index;
     gl_u64map_init(&index);
+    if (maxseq > 0 && maxseq < (1LL << 31))
+        by_seq = calloc((size_t)maxseq + 1, sizeof *by_seq);
+    struct live_track lt;
+    memset(&lt, 0, sizeof lt);
     size_t cap = 0, fcap = 0;
     int rc;
-    r->first_ns = -1;
+    r->first_ns = t0;
+    r->last_ns = t1;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t seq = sqlite3_column_int64(st, 0), ts = sqlite3_column_int64(st, 1);
         int op = sqlite3_column_int(st, 2), api = sqlite3_column_int(st, 3);
         int result = sqlite3_column_int(st, 9);
-        if (r->first_ns < 0)
-            r->first_ns = ts;
-        r->last_ns = ts;
         if (api > 0 && api < GL_API_COUNT)
             r->api_count[api]++;
         if (result != 0 || op == GL_OP_OOM || op == GL_OP_ERROR) {
@@ -142,100 +184,53 @@ static int load_events(struct gl_run *r, char *err, size_t errsz)
             a->addr = (uint64_t)sqlite3_column_int64(st, 7);
             a->size = (uint64_t)sqlite3_column_int64(st, 8);
             a->stack_id = sqlite3_column_int64(st, 10);
-            if (gl_u64map_put(&index, (uint64_t)seq, r->nallocs))
+            if (by_seq && seq > 0 && seq <= maxseq)
+                by_seq[seq] = (uint32_t)r->nallocs + 1;
+            else if (gl_u64map_put(&index, (uint64_t)seq, r->nallocs))
                 goto oom;
             r->nallocs++;
+            if (gl_counts(a->kind))
+                track(r, &lt, a->device, (int64_t)a->size, seq, ts, t0, span);
         } else if (is_free_op(op) && sqlite3_column_type(st, 11) != SQLITE_NULL) {
-            uint64_t pos;
-            if (gl_u64map_get(&index, (uint64_t)sqlite3_column_int64(st, 11), &pos)) {
-                r->allocs[pos].free_seq = seq;
-                r->allocs[pos].free_ns = ts;
+            int64_t ref = sqlite3_column_int64(st, 11);
+            uint64_t pos = 0;
+            int found = 0;
+            if (by_seq && ref > 0 && ref <= maxseq && by_seq[ref]) {
+                pos = by_seq[ref] - 1;
+                found = 1;
+            } else if (gl_u64map_get(&index, (uint64_t)ref, &pos)) {
+                found = 1;
+            }
+            if (found && !r->allocs[pos].free_seq) {
+                struct gl_alloc *a = &r->allocs[pos];
+                a->free_seq = seq;
+                a->free_ns = ts;
+                if (gl_counts(a->kind))
+                    track(r, &lt, a->device, -(int64_t)a->size, seq, ts, t0, span);
             }
         }
     }
     sqlite3_finalize(st);
+    free(by_seq);
     gl_u64map_free(&index);
     if (rc != SQLITE_DONE) {
         snprintf(err, errsz, "%s: damaged (reading events: %s)", r->path, sqlite3_errmsg(r->db));
         return -1;
     }
+    for (int k = 0; k < r->ndevs; k++) {
+        r->devs[k].live_end = lt.live[k];
+        struct gl_point *t = r->devs[k].timeline; /* empty buckets carry the level forward */
+        for (size_t b = 1; t && b < r->devs[k].ntimeline; b++)
+            if (t[b].seq == 0)
+                t[b] = (struct gl_point){t[b - 1].seq, t0 + (int64_t)b * span / TIMELINE_POINTS, t[b - 1].live};
+    }
     return 0;
 oom:
     sqlite3_finalize(st);
+    free(by_seq);
     gl_u64map_free(&index);
     snprintf(err, errsz, "%s: out of memory while loading", r->path);
     return -1;
-}
-
-struct delta {
-    int64_t seq, ts;
-    int64_t bytes;
-    int32_t device;
-};
-
-static int cmp_delta(const void *a, const void *b)
-{
-    const struct delta *x = a, *y = b;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* Peaks and downsampled timelines per device. */
-static int compute_peaks(struct gl_run *r)
-{
-    size_t n = 0;
-    struct delta *d = malloc((2 * r->nallocs + 1) * sizeof *d);
-    if (!d)
-        return -1;
-    for (size_t i = 0; i < r->nallocs; i++) {
-        const struct gl_alloc *a = &r->allocs[i];
-        if (!gl_counts(a->kind))
-            continue;
-        d[n++] = (struct delta){a->seq, a->alloc_ns, (int64_t)a->size, a->device};
-        if (a->free_seq)
-            d[n++] = (struct delta){a->free_seq, a->free_ns, -(int64_t)a->size, a->device};
-    }
-    qsort(d, n, sizeof *d, cmp_delta);
-    uint64_t live[GL_MAX_DEV] = {0};
-    int64_t span = r->last_ns - r->first_ns + 1;
-    for (size_t i = 0; i < n; i++) {
-        struct gl_device *dev = gl_run_device(r, d[i].device);
-        if (!dev)
-            continue;
-        size_t k = (size_t)(dev - r->devs);
-        live[k] += (uint64_t)d[i].bytes;
-        if (live[k] > dev->peak) {
-            dev->peak = live[k];
-            dev->peak_seq = d[i].seq;
-            dev->peak_ns = d[i].ts;
-        }
-        if (!dev->timeline) {
-            dev->timeline = calloc(TIMELINE_POINTS, sizeof *dev->timeline);
-            if (!dev->timeline)
-                continue;
-        }
-        size_t b = (size_t)((double)(d[i].ts - r->first_ns) / (double)span * (TIMELINE_POINTS - 1));
-        if (b >= TIMELINE_POINTS)
-            b = TIMELINE_POINTS - 1;
-        struct gl_point *p = &dev->timeline[b];
-        if (p->seq == 0 || live[k] >= p->live) {
-            p->seq = d[i].seq;
-            p->ts_ns = d[i].ts;
-            p->live = live[k];
-        }
-        if (b + 1 > dev->ntimeline)
-            dev->ntimeline = b + 1;
-    }
-    for (int k = 0; k < r->ndevs; k++) {
-        r->devs[k].live_end = live[k];
-        /* empty buckets carry the level forward */
-        struct gl_point *t = r->devs[k].timeline;
-        for (size_t b = 1; t && b < r->devs[k].ntimeline; b++)
-            if (t[b].seq == 0)
-                t[b] = (struct gl_point){t[b - 1].seq, r->first_ns + (int64_t)b * span / TIMELINE_POINTS,
-                                         t[b - 1].live};
-    }
-    free(d);
-    return 0;
 }
 
 struct gl_run *gl_run_load(const char *path, char *err, size_t errsz)
@@ -248,7 +243,7 @@ struct gl_run *gl_run_load(const char *path, char *err, size_t errsz)
     }
     snprintf(r->path, sizeof r->path, "%s", path);
     r->db = gl_db_open_read(path, err, errsz);
-    if (!r->db || load_run_row(r, err, errsz) || load_events(r, err, errsz) || compute_peaks(r)) {
+    if (!r->db || load_run_row(r, err, errsz) || load_events(r, err, errsz)) {
         if (r->db && !err[0])
             snprintf(err, errsz, "%s: out of memory", path);
         gl_run_free(r);

@@ -52,13 +52,42 @@ run_torch() { # name, conf, extra args
   tail -2 "$W/$name.prof.err" >> "$OUT/raw.txt"
 }
 log "D: torch, backend:cudaMallocAsync"
-run_torch torch_async "backend:cudaMallocAsync" --steps 20
+run_torch torch_async "backend:cudaMallocAsync" --steps 60
 log "E: torch, default caching allocator"
 run_torch torch_default "" --steps 20
 log "F: torch, expandable_segments:True"
 run_torch torch_expand "expandable_segments:True" --steps 20
-log "G: torch async with a planted leak"
+log "G: torch async with a planted leak; the report verbs on it"
 PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync "$GL" run -o "$W/torch_leak.db" -- $PY "$TT" --steps 12 --leak > "$OUT/torch_leak.json" 2>&1
+"$GL" leaks --steps=6 --top 3 "$W/torch_leak.db" > "$OUT/torch_leak.leaks.txt" 2>&1
+"$GL" report --top 8 "$W/torch_async.db" > "$OUT/torch_async.report.txt" 2>&1
+"$GL" report --format html -o "$OUT/torch_async.html" "$W/torch_async.db"
+"$GL" holes "$W/torch_async.db" "$W/torch_expand.db" > "$OUT/holes.txt" 2>&1
+
+log "H: CUPTI: module (static) memory, and what the static-cudart program looks like with CUPTI on"
+( cd "$W" && GPULEDGER_CUPTI_ACTIVITY=1 "$GL" run -o "$W/alloc_static_act.db" -- "$W/alloc_static" ) > "$OUT/alloc_static_act.out" 2>&1
+echo "alloc_static_act: $(stat "$W/alloc_static_act.db")" >> "$OUT/raw.txt"
+$PY - "$W/alloc_static_act.db" >> "$OUT/raw.txt" <<'PYEOF2'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+print("static_rows:", db.execute("SELECT api, kind, size FROM allocations WHERE kind = 'static'").fetchall())
+PYEOF2
+
+log "I: torch.profiler next to gpuledger"
+TP="$ROOT/scripts/gpu/torch_profiler_check.py"
+echo "profiler bare: $($PY "$TP" 2>/dev/null | tail -1)" >> "$OUT/raw.txt"
+echo "profiler gpuledger-no-cupti: $("$GL" run -q --no-cupti -o "$W/prof_nocupti.db" -- $PY "$TP" 2>"$W/p1.err" | tail -1)" >> "$OUT/raw.txt"
+echo "profiler gpuledger-cupti: $("$GL" run -q -o "$W/prof_cupti.db" -- $PY "$TP" 2>"$W/p2.err" | tail -1)" >> "$OUT/raw.txt"
+grep gpuledger "$W/p1.err" "$W/p2.err" >> "$OUT/raw.txt"
+
+log "J: CPU-bound allocation loop: PyTorch's recorder vs gpuledger"
+TL="$ROOT/scripts/gpu/torch_alloc_loop.py"
+echo "loop native bare: $($PY "$TL" 2>/dev/null | tail -1)" >> "$OUT/raw.txt"
+echo "loop native history: $($PY "$TL" --history 2>/dev/null | tail -1)" >> "$OUT/raw.txt"
+echo "loop async bare: $(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync $PY "$TL" 2>/dev/null | tail -1)" >> "$OUT/raw.txt"
+echo "loop async gpuledger: $("$GL" run -q --torch tensors -o "$W/loop.db" -- $PY "$TL" 2>/dev/null | tail -1)" >> "$OUT/raw.txt"
+echo "loop async gpuledger-no-cupti: $("$GL" run -q --no-cupti --torch tensors -o "$W/loop2.db" -- $PY "$TL" 2>/dev/null | tail -1)" >> "$OUT/raw.txt"
+echo "loop async gpuledger-depth0: $("$GL" run -q -d 0 --torch tensors -o "$W/loop3.db" -- $PY "$TL" 2>/dev/null | tail -1)" >> "$OUT/raw.txt"
 
 $PY - "$OUT" >> "$R" <<'PYEOF'
 import json, sys, re
@@ -91,5 +120,9 @@ for name, ref in (("torch_async", "max_memory_allocated"), ("torch_default", "ma
     if b:
         print(f"| {name}: median step ms | bare {b['median_step_ms']:.2f} | profiled {p['median_step_ms']:.2f} | x{p['median_step_ms']/b['median_step_ms']:.3f} |")
 PYEOF
-cp "$W"/torch_leak.db "$W"/torch_async.db "$OUT"/ 2>/dev/null
 cat "$R"
+cat "$OUT/raw.txt"
+# at most 8 files come back: pack the rest
+( cd "$OUT" && cp "$W"/torch_leak.db "$W"/torch_async.db "$W"/torch_expand.db "$W"/alloc_static_act.db . 2>/dev/null;
+  tar czf bundle.tgz --exclude=bundle.tgz --exclude=results.md --exclude=raw.txt --exclude=torch_async.html . &&
+  find . -type f ! -name bundle.tgz ! -name results.md ! -name raw.txt ! -name torch_async.html -delete )

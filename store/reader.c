@@ -38,11 +38,11 @@ sqlite3 *gl_db_open_read(const char *path, char *err, size_t errsz)
     sqlite3 *db = NULL;
     /* Read-write open (not _READONLY) so that a WAL left by a killed
      * process can be recovered; we never write. */
-    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL);
+    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
         sqlite3_close(db);
         db = NULL;
-        rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+        rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
     }
     if (rc != SQLITE_OK) {
         snprintf(err, errsz, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
