@@ -120,6 +120,11 @@ for name, ref in (("torch_async", "max_memory_allocated"), ("torch_default", "ma
     if b:
         print(f"| {name}: median step ms | bare {b['median_step_ms']:.2f} | profiled {p['median_step_ms']:.2f} | x{p['median_step_ms']/b['median_step_ms']:.3f} |")
 PYEOF
+log "K: two ranks on one GPU (the 2-GPU machine is not lent): one database per rank, one report"
+( cd "$W" && for rk in 0 1; do RANK=$rk "$GL" run -q -o "$W/run-%h-%r.db" --torch tensors -- $PY "$TT" --steps 10 --dim 256 > "$W/rank$rk.json" 2>&1 & done; wait )
+"$GL" report --top 3 "$W"/run-*.db > "$OUT/two_ranks.report.txt" 2>&1
+cat "$W"/rank*.json >> "$OUT/raw.txt"
+
 cat "$R"
 cat "$OUT/raw.txt"
 # at most 8 files come back: pack the rest
