@@ -85,6 +85,13 @@ void gl_hook_substitute(int id, void **pfn)
         *pfn = gl_hooks[id].wrapper;
         return;
     }
+    /* The library we took it from was unloaded (dlclose) and is back,
+     * perhaps elsewhere: take the new one. */
+    Dl_info info;
+    if (!dladdr(expect, &info) && atomic_compare_exchange_strong(&gl_hooks[id].real, &expect, real)) {
+        *pfn = gl_hooks[id].wrapper;
+        return;
+    }
     /* A different function of the same name is already wrapped. For the
      * driver there is one libcuda per process: the two are the same entry
      * point reached two ways, so wrap. For the runtime there may be two

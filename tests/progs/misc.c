@@ -8,6 +8,8 @@
  *   managed     managed + pinned host + pitch allocations, all freed
  *   devices     1 MiB on device 0 and 2 MiB on device 1, both leaked
  *   crash       allocate, then SIGSEGV
+ *   abort       allocate, then abort()
+ *   _exit N     allocate, then _exit(N)
  *   leaks3      three leak chains: leak_a 2 x 1 MiB, leak_b 3 MiB, leak_c 4 x 512 KiB;
  *               everything else freed
  *   grow N      N steps of 20 ms: 4 MiB of scratch allocated and freed, and a
@@ -179,6 +181,14 @@ int main(int argc, char **argv)
         return do_grow(n > 0 ? n : 10);
     if (!strcmp(what, "frag"))
         return do_frag();
+    if (!strcmp(what, "abort")) {
+        leak_one(4096);
+        abort();
+    }
+    if (!strcmp(what, "_exit")) {
+        leak_one(4096);
+        _exit(n);
+    }
     if (!strcmp(what, "crash")) {
         leak_one(4096);
         raise(SIGSEGV);
