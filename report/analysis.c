@@ -3,6 +3,7 @@
  * fast. */
 #include "analysis.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,26 +116,33 @@ int gl_leaks(struct gl_run *r, int device, const struct gl_leak_opts *o, struct 
     return 0;
 }
 
-/* Step boundaries (event seqs): marks if the run has some, else slices. */
+/* Step boundaries (event seqs): `nsteps` slices holding equal numbers of
+ * allocations (a run's start-up, often long and quiet, then does not eat
+ * the slices); each boundary is the event just before the next slice's
+ * first allocation, so the frees of a slice belong to it. */
 static size_t step_bounds(struct gl_run *r, int nsteps, int64_t **out)
 {
+    size_t n = 0;
+    for (size_t i = 0; i < r->nallocs; i++)
+        n += gl_counts(r->allocs[i].kind) != 0;
+    if (n < (size_t)nsteps)
+        return 0;
     int64_t *b = calloc((size_t)nsteps, sizeof *b);
     if (!b)
         return 0;
-    /* equal time slices: the boundary is the last event at or before t */
-    int64_t span = r->last_ns - r->first_ns;
-    size_t k = 0;
-    for (int s = 1; s <= nsteps; s++) {
-        int64_t t = r->first_ns + span * s / nsteps;
-        int64_t last = 0;
-        for (size_t i = 0; i < r->nallocs && r->allocs[i].alloc_ns <= t; i++)
-            last = r->allocs[i].seq;
-        /* frees after the last allocation also belong to the slice */
-        for (size_t i = 0; i < r->nallocs; i++)
-            if (r->allocs[i].free_seq && r->allocs[i].free_ns <= t && r->allocs[i].free_seq > last)
-                last = r->allocs[i].free_seq;
-        b[k++] = last;
+    size_t k = 0, seen = 0;
+    int64_t last = 0;
+    for (size_t i = 0; i < r->nallocs; i++) {
+        if (!gl_counts(r->allocs[i].kind))
+            continue;
+        if (k + 1 < (size_t)nsteps && seen == (k + 1) * n / (size_t)nsteps)
+            b[k++] = r->allocs[i].seq - 1;
+        seen++;
+        last = r->allocs[i].seq;
     }
+    /* the last slice ends at the last allocation: the frees of a process
+     * tearing down (everything at once) are not a step */
+    b[k++] = last;
     *out = b;
     return k;
 }

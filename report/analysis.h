@@ -37,8 +37,8 @@ struct gl_leak_opts {
 /* Allocations never freed (or, with lifetime, long-lived), by stack. */
 int gl_leaks(struct gl_run *r, int device, const struct gl_leak_opts *o, struct gl_groups *out);
 
-/* Stacks whose live bytes grow from step to step. Steps are the marks in
- * the run if any, else `nsteps` equal slices of its time span. A stack is
+/* Stacks whose live bytes grow from step to step. Steps are `nsteps`
+ * slices of the run holding equal numbers of allocations. A stack is
  * reported when its live bytes at the end of each step never go down and
  * rise in at least half of the steps, by at least min_bytes in total. */
 int gl_growth(struct gl_run *r, int device, int nsteps, uint64_t min_bytes, struct gl_groups *out);

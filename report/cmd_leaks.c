@@ -23,8 +23,8 @@ static void usage(FILE *f)
                "  --min-bytes N       leave out chains smaller than N (K/M/G suffixes)\n"
                "  --lifetime-ms T     also allocations that lived at least T ms\n"
                "  --steps[=N]         memory that grows every step: stacks whose live bytes\n"
-               "                      never fall and rise in most of N equal slices of the\n"
-               "                      run (default 10)\n"
+               "                      never fall and rise in most of N slices of the run\n"
+               "                      with equal numbers of allocations (default 10)\n"
                "  --device N          only device N\n"
                "  --top K             chains shown (default 20)\n"
                "  --rules FILE        category rules\n"
@@ -199,8 +199,7 @@ int cmd_leaks(int argc, char **argv)
                 print_chain_block(stdout, &s, &g.v[k], r->first_ns, 0, NULL, 0);
             }
             if (steps) {
-                printf("\ngrowing step after step (%d steps of %.3f s):", nb,
-                       (double)(r->last_ns - r->first_ns) / 1e9 / nb);
+                printf("\ngrowing step after step (%d slices of %zu allocations):", nb, r->nallocs / (size_t)nb);
                 if (!grow.n)
                     printf(" none\n");
                 else

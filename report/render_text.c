@@ -57,7 +57,8 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
     if (r->dropped)
         fprintf(f, "  WARNING: %" PRId64 " events were dropped (queue full): figures are lower bounds\n", r->dropped);
     if (r->truncated)
-        fprintf(f, "  note: %" PRId64 " stacks were cut at the depth limit\n", r->truncated);
+        fprintf(f, "  note: %" PRId64 " events had stacks deeper than the depth limit (cut at the bottom)\n",
+                r->truncated);
     fputs("  calls:", f);
     for (int a = 1; a < GL_API_COUNT; a++)
         if (r->api_count[a])

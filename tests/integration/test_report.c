@@ -111,7 +111,7 @@ static void test_growing_leak_found_by_steps(void **state)
     assert_non_null(first);
     assert_null(strstr(first + 1, "\"growth_bytes\"")); /* exactly one growing stack */
     h_run(&r, NULL, ARGV(GL, "leaks", "--steps", "g10.db"));
-    expect(r.out, "growing step after step (10 steps");
+    expect(r.out, "growing step after step (10 slices of 5 allocations): 1 stack");
     expect(r.out, "1 stack");
 }
 
