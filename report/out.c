@@ -96,7 +96,10 @@ static int plumbing(const struct gl_frame *f)
 int gl_first_interesting(const struct gl_stack *st)
 {
     int k = 0;
-    while (k + 1 < st->n && plumbing(&st->f[k]))
+    /* allocator plumbing, and unnamed frames inside a library (stripped
+     * internals) when a named frame follows */
+    while (k + 1 < st->n && (plumbing(&st->f[k]) || (!st->f[k].symbol && st->f[k + 1].module &&
+                                                     st->f[k].module && !strcmp(st->f[k].module, st->f[k + 1].module))))
         k++;
     return k;
 }

@@ -22,7 +22,10 @@ static void frames(FILE *f, struct gl_dossier *ds, int64_t stack_id)
     const struct gl_stack *st = gl_stack_get(&ds->stacks, stack_id);
     char buf[1024];
     fputs("<details><summary>", f);
-    gl_html_str(f, st->n ? gl_frame_name(&st->f[0], buf, sizeof buf) : "(no stack)");
+    int k = gl_first_interesting(st);
+    if (k)
+        fputs("<span class=muted>[allocator] ← </span>", f);
+    gl_html_str(f, st->n ? gl_frame_name(&st->f[k], buf, sizeof buf) : "(no stack)");
     fputs("</summary><ol class=st start=0>", f);
     for (int i = 0; i < st->n; i++) {
         fputs("<li>", f);
