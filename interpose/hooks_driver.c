@@ -63,18 +63,18 @@ DRV_POOL_ALLOC(cuMemAllocFromPoolAsync_ptsz)
 
 GL_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
-    GL_AROUND(cuMemFree_v2, CUresult, DRV_FAIL, DRV_DEV, dptr != 0, real(dptr), (c.addr = dptr));
+    GL_AROUND(cuMemFree_v2, CUresult, DRV_FAIL, -1, dptr != 0, real(dptr), (c.addr = dptr));
 }
 
 GL_EXPORT CUresult cuMemFreeHost(void *p)
 {
-    GL_AROUND(cuMemFreeHost, CUresult, DRV_FAIL, DRV_DEV, p != NULL, real(p), (c.addr = GL_PTR(p)));
+    GL_AROUND(cuMemFreeHost, CUresult, DRV_FAIL, -1, p != NULL, real(p), (c.addr = GL_PTR(p)));
 }
 
 #define DRV_ASYNC_FREE(sym)                                                                        \
     GL_EXPORT CUresult sym(CUdeviceptr dptr, CUstream hStream)                                     \
     {                                                                                              \
-        GL_AROUND(sym, CUresult, DRV_FAIL, DRV_DEV, dptr != 0, real(dptr, hStream),                \
+        GL_AROUND(sym, CUresult, DRV_FAIL, -1, dptr != 0, real(dptr, hStream),                \
                   (c.addr = dptr, c.stream = GL_PTR(hStream)));                                    \
     }
 DRV_ASYNC_FREE(cuMemFreeAsync)

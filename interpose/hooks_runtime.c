@@ -58,21 +58,23 @@ RT_ASYNC_ALLOC(cudaMallocAsync_ptsz)
 RT_POOL_ALLOC(cudaMallocFromPoolAsync)
 RT_POOL_ALLOC(cudaMallocFromPoolAsync_ptsz)
 
-/* cudaFree(NULL) only initialises the context: not an event. */
+/* Frees take no device query: the writer gives a free the device of the
+ * allocation it ends. cudaFree(NULL) only initialises the context: not an
+ * event. */
 GL_EXPORT cudaError_t cudaFree(void *devPtr)
 {
-    GL_AROUND(cudaFree, cudaError_t, RT_FAIL, RT_DEV, devPtr != NULL, real(devPtr), (c.addr = GL_PTR(devPtr)));
+    GL_AROUND(cudaFree, cudaError_t, RT_FAIL, -1, devPtr != NULL, real(devPtr), (c.addr = GL_PTR(devPtr)));
 }
 
 GL_EXPORT cudaError_t cudaFreeHost(void *ptr)
 {
-    GL_AROUND(cudaFreeHost, cudaError_t, RT_FAIL, RT_DEV, ptr != NULL, real(ptr), (c.addr = GL_PTR(ptr)));
+    GL_AROUND(cudaFreeHost, cudaError_t, RT_FAIL, -1, ptr != NULL, real(ptr), (c.addr = GL_PTR(ptr)));
 }
 
 #define RT_ASYNC_FREE(sym)                                                                         \
     GL_EXPORT cudaError_t sym(void *devPtr, cudaStream_t stream)                                   \
     {                                                                                              \
-        GL_AROUND(sym, cudaError_t, RT_FAIL, RT_DEV, devPtr != NULL, real(devPtr, stream),         \
+        GL_AROUND(sym, cudaError_t, RT_FAIL, -1, devPtr != NULL, real(devPtr, stream),         \
                   (c.addr = GL_PTR(devPtr), c.stream = GL_PTR(stream)));                           \
     }
 RT_ASYNC_FREE(cudaFreeAsync)

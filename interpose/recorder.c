@@ -84,12 +84,16 @@ static struct gl_event *claim_slot(uint64_t *pos)
     if (!atomic_load_explicit(&gl_st.congested, memory_order_relaxed) &&
         atomic_load_explicit(&gl_st.writer_state, memory_order_acquire) == 1) {
         uint64_t deadline = gl_now_ns() + (uint64_t)gl_st.cfg.full_wait_ms * 1000000ULL;
-        struct timespec nap = {0, 50000};
+        /* back off from 20 us to 1 ms: many waiting threads must not take
+         * the CPU the writer needs to make room */
+        struct timespec nap = {0, 20000};
         while (gl_now_ns() < deadline) {
             nanosleep(&nap, NULL);
             ev = gl_queue_try_claim(q, pos);
             if (ev)
                 return ev;
+            if (nap.tv_nsec < 1000000)
+                nap.tv_nsec *= 2;
         }
         atomic_store_explicit(&gl_st.congested, 1, memory_order_relaxed);
     }

@@ -32,8 +32,20 @@ struct dev_stats {
 
 enum { SPACE_MEM, SPACE_PHYS, SPACE_VA, SPACE_MAP, NSPACES };
 
+#define ROW_COLS 15
+#define BATCH_ROWS 32
+
+/* An event_log row waiting in the batch: values, and which are NULL. */
+struct row {
+    int64_t v[ROW_COLS];
+    uint16_t null;
+};
+
 struct gl_store {
     sqlite3 *db;
+    sqlite3_stmt *ins_batch; /* BATCH_ROWS rows in one INSERT: far fewer VM steps per row */
+    struct row batch[BATCH_ROWS];
+    int nbatch;
     sqlite3_stmt *ins_event, *ins_stack, *ins_entry, *ins_frame, *ins_module, *upd_run, *fin_run, *put_dev;
     int in_txn;
     char err[512];
@@ -134,7 +146,12 @@ struct gl_store *gl_store_open(const char *path, const struct gl_run_info *info,
         gl_store_close(s);
         return NULL;
     }
-    if (prepare(s, &s->ins_event,
+    char batch_sql[4096] = "INSERT INTO event_log(seq, ts_ns, tid, op, api, kind, device, stream, pool, addr,"
+                           " size, result, stack_id, ref_seq, aux) VALUES";
+    for (int i = 0; i < BATCH_ROWS; i++)
+        strcat(batch_sql, i ? ",(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    if (prepare(s, &s->ins_batch, batch_sql) ||
+        prepare(s, &s->ins_event,
                 "INSERT INTO event_log(seq, ts_ns, tid, op, api, kind, device, stream, pool, addr, size,"
                 " result, stack_id, ref_seq, aux) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)") ||
         prepare(s, &s->ins_stack, "INSERT INTO stacks(id, hash, depth, truncated) VALUES(?,?,?,?)") ||
@@ -449,39 +466,59 @@ static int live_take(struct gl_store *s, int space, uint64_t key, struct live *o
 
 /* ---- rows --------------------------------------------------------------- */
 
+static void bind_row(sqlite3_stmt *st, int first, const struct row *r)
+{
+    for (int c = 0; c < ROW_COLS; c++) {
+        if (r->null & (1u << c))
+            sqlite3_bind_null(st, first + c);
+        else
+            sqlite3_bind_int64(st, first + c, r->v[c]);
+    }
+}
+
+/* Write the batched rows: one statement for a full batch, else row by row. */
+static int flush_rows(struct gl_store *s)
+{
+    int rc = 0;
+    if (s->nbatch == BATCH_ROWS) {
+        for (int i = 0; i < BATCH_ROWS; i++)
+            bind_row(s->ins_batch, 1 + i * ROW_COLS, &s->batch[i]);
+        rc = step_done(s, s->ins_batch, "writing events");
+    } else {
+        for (int i = 0; i < s->nbatch && !rc; i++) {
+            bind_row(s->ins_event, 1, &s->batch[i]);
+            rc = step_done(s, s->ins_event, "writing an event");
+        }
+    }
+    s->nbatch = 0;
+    return rc;
+}
+
 static int insert_row(struct gl_store *s, const struct gl_event *ev, int op, int kind, uint64_t size,
                       int64_t sid, uint64_t ref, uint64_t *seq_out)
 {
-    sqlite3_stmt *st = s->ins_event;
     uint64_t seq = s->next_seq++;
-    sqlite3_bind_int64(st, 1, (sqlite3_int64)seq);
-    sqlite3_bind_int64(st, 2, (sqlite3_int64)ev->ts_ns);
-    sqlite3_bind_int64(st, 3, ev->tid);
-    sqlite3_bind_int(st, 4, op);
-    sqlite3_bind_int(st, 5, ev->api);
-    sqlite3_bind_int(st, 6, kind);
-    sqlite3_bind_int(st, 7, ev->device);
-    sqlite3_bind_int64(st, 8, (sqlite3_int64)ev->stream);
-    sqlite3_bind_int64(st, 9, (sqlite3_int64)ev->pool);
-    sqlite3_bind_int64(st, 10, (sqlite3_int64)ev->addr);
-    sqlite3_bind_int64(st, 11, (sqlite3_int64)size);
-    sqlite3_bind_int(st, 12, ev->result);
-    if (sid)
-        sqlite3_bind_int64(st, 13, sid);
-    else
-        sqlite3_bind_null(st, 13);
-    if (ref)
-        sqlite3_bind_int64(st, 14, (sqlite3_int64)ref);
-    else
-        sqlite3_bind_null(st, 14);
-    if (ev->aux)
-        sqlite3_bind_int64(st, 15, (sqlite3_int64)ev->aux);
-    else
-        sqlite3_bind_null(st, 15);
+    struct row *r = &s->batch[s->nbatch++];
+    r->v[0] = (int64_t)seq;
+    r->v[1] = (int64_t)ev->ts_ns;
+    r->v[2] = ev->tid;
+    r->v[3] = op;
+    r->v[4] = ev->api;
+    r->v[5] = kind;
+    r->v[6] = ev->device;
+    r->v[7] = (int64_t)ev->stream;
+    r->v[8] = (int64_t)ev->pool;
+    r->v[9] = (int64_t)ev->addr;
+    r->v[10] = (int64_t)size;
+    r->v[11] = ev->result;
+    r->v[12] = sid;
+    r->v[13] = (int64_t)ref;
+    r->v[14] = (int64_t)ev->aux;
+    r->null = (uint16_t)((sid ? 0 : 1u << 12) | (ref ? 0 : 1u << 13) | (ev->aux ? 0 : 1u << 14));
     s->events++;
     if (seq_out)
         *seq_out = seq;
-    return step_done(s, st, "writing an event");
+    return s->nbatch == BATCH_ROWS ? flush_rows(s) : 0;
 }
 
 /* The free-like op that undoes an allocation-like op, and vice versa. */
@@ -566,8 +603,11 @@ int gl_store_add(struct gl_store *s, const struct gl_event *ev)
         return reset_device(s, ev, sid);
     if (is_free_like(op)) {
         struct live l;
-        if (live_take(s, space_of(op, ev->kind), ev->addr, &l))
-            return insert_row(s, ev, op, l.kind, l.size, sid, l.seq, NULL);
+        if (live_take(s, space_of(op, ev->kind), ev->addr, &l)) {
+            struct gl_event e2 = *ev;
+            e2.device = l.device; /* the device of what it frees */
+            return insert_row(s, &e2, op, l.kind, l.size, sid, l.seq, NULL);
+        }
         s->unmatched_frees++;
         return insert_row(s, ev, op, ev->kind, ev->size, sid, 0, NULL);
     }
@@ -600,7 +640,7 @@ static int write_counters(struct gl_store *s, const struct gl_run_counters *c)
 
 int gl_store_commit(struct gl_store *s, const struct gl_run_counters *c)
 {
-    if (begin(s) || write_counters(s, c))
+    if (begin(s) || flush_rows(s) || write_counters(s, c))
         return -1;
     s->in_txn = 0;
     return exec(s, "COMMIT");
@@ -609,7 +649,7 @@ int gl_store_commit(struct gl_store *s, const struct gl_run_counters *c)
 int gl_store_finish(struct gl_store *s, const struct gl_run_counters *c, uint64_t end_ns, int exit_code,
                     int exit_signal)
 {
-    if (begin(s) || write_counters(s, c))
+    if (begin(s) || flush_rows(s) || write_counters(s, c))
         return -1;
     sqlite3_bind_int64(s->fin_run, 1, (sqlite3_int64)end_ns);
     if (exit_code >= 0)
@@ -630,12 +670,12 @@ void gl_store_close(struct gl_store *s)
 {
     if (!s)
         return;
-    sqlite3_stmt **sts[] = {&s->ins_event, &s->ins_stack, &s->ins_entry, &s->ins_frame,
+    sqlite3_stmt **sts[] = {&s->ins_batch, &s->ins_event, &s->ins_stack, &s->ins_entry, &s->ins_frame,
                             &s->ins_module, &s->upd_run,   &s->fin_run,   &s->put_dev};
     for (size_t i = 0; i < sizeof sts / sizeof sts[0]; i++)
         sqlite3_finalize(*sts[i]);
     if (s->db) {
-        if (s->in_txn)
+        if (s->in_txn && flush_rows(s) == 0)
             sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
         sqlite3_close(s->db);
     }
