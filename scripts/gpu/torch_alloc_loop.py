@@ -31,5 +31,9 @@ for _ in range(5):
         del t
     rounds.append((time.perf_counter_ns() - t0) / args.pairs)
 rounds.sort()
-print(json.dumps({"ns_per_pair": rounds[2], "history": args.history,
+entries = None
+if args.history:  # prove the recorder was on: count its trace entries
+    snap = torch.cuda.memory._snapshot()
+    entries = sum(len(t) for t in snap.get("device_traces", []))
+print(json.dumps({"ns_per_pair": rounds[2], "history": args.history, "trace_entries": entries,
                   "backend": torch.cuda.memory.get_allocator_backend()}))
