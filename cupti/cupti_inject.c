@@ -70,8 +70,16 @@ static void skip_module_of(const void *fn)
         gl_stack_add_skip_range(lo, hi);
 }
 
+/* What CUPTI is used for. Callbacks take CUPTI's single subscriber slot
+ * (torch.profiler then loses its CUDA events) and cost microseconds per
+ * call; they only add something when our symbol hooks are not live (the
+ * library was loaded by the driver alone, through CUDA_INJECTION64_PATH).
+ * Activity records (module memory) need no subscriber. */
 static void start(void)
 {
+    int callbacks = gl_st.cfg.cupti == GL_CUPTI_ON || (gl_st.cfg.cupti == GL_CUPTI_AUTO && !gl_st.cfg.preloaded);
+    if (!callbacks && !gl_st.cfg.cupti_activity)
+        return; /* nothing to do: say nothing, load nothing */
     void *h = find_libcupti();
     if (!h) {
         gl_warn("CUPTI not found (set GPULEDGER_CUPTI_LIB); recording through symbol interposition only: "
@@ -87,6 +95,14 @@ static void start(void)
     if (version / 10000 != CUPTI_API_VERSION / 10000)
         gl_warn("CUPTI API version %u, built for %u: trying anyway; if callbacks fail, interposition goes on",
                 version, (unsigned)CUPTI_API_VERSION);
+    uint64_t t = 0;
+    if (gl_cupti.getTimestamp(&t) == CUPTI_SUCCESS)
+        gl_cupti_ts_offset = (int64_t)gl_now_ns() - (int64_t)t;
+    if (!callbacks) {
+        gl_cupti_active = 1;
+        gl_cupti_activity_start();
+        return;
+    }
     CUptiResult r = gl_cupti.subscribe(&subscriber, (CUpti_CallbackFunc)gl_cupti_callback, NULL);
     if (r != CUPTI_SUCCESS) {
         if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
@@ -107,9 +123,6 @@ static void start(void)
         skip_module_of(dlsym(cuda, "cuInit"));
         dlclose(cuda);
     }
-    uint64_t t = 0;
-    if (gl_cupti.getTimestamp(&t) == CUPTI_SUCCESS)
-        gl_cupti_ts_offset = (int64_t)gl_now_ns() - (int64_t)t;
     gl_cupti_active = 1;
     if (gl_st.cfg.cupti_activity)
         gl_cupti_activity_start();
@@ -122,7 +135,7 @@ GL_EXPORT int InitializeInjection(void)
 {
     static int done;
     gl_init();
-    if (done || !gl_st.cfg.cupti || atomic_load(&gl_st.phase) != GL_PHASE_RECORDING)
+    if (done || gl_st.cfg.cupti == GL_CUPTI_OFF || atomic_load(&gl_st.phase) != GL_PHASE_RECORDING)
         return 1;
     done = 1;
     gl_enter(); /* nothing CUPTI does while starting is recorded */

@@ -66,11 +66,11 @@ static void load_bool(const char *name, int *val, void (*warn)(const char *))
 
 void gl_config_load(struct gl_config *c, void (*warn)(const char *msg))
 {
-    unsigned long depth = 48, slots = 16384, wait = 100, commit = 50;
+    unsigned long depth = 48, slots = 16384, wait = 500, commit = 50;
     int disable = 0;
     memset(c, 0, sizeof(*c));
     c->symbolize = 1;
-    c->cupti = 1;
+    c->cupti = GL_CUPTI_AUTO;
     c->python = 1;
     load_bool("GPULEDGER_DISABLE", &disable, warn);
     c->enabled = !disable;
@@ -83,7 +83,15 @@ void gl_config_load(struct gl_config *c, void (*warn)(const char *msg))
     load_uint("GPULEDGER_COMMIT_MS", 1, 100, &commit, warn);
     load_bool("GPULEDGER_SYMBOLIZE", &c->symbolize, warn);
     load_bool("GPULEDGER_QUIET", &c->quiet, warn);
-    load_bool("GPULEDGER_CUPTI", &c->cupti, warn);
+    const char *cu = getenv("GPULEDGER_CUPTI");
+    if (cu && strcasecmp(cu, "auto") && gl_parse_bool(cu, &c->cupti) != 0) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "GPULEDGER_CUPTI='%s' is not auto/0/1/yes/no/on/off; using auto", cu);
+        warn(msg);
+        c->cupti = GL_CUPTI_AUTO;
+    }
+    const char *pre = getenv("LD_PRELOAD");
+    c->preloaded = pre && strstr(pre, "libgpuledger") != NULL;
     load_bool("GPULEDGER_CUPTI_ACTIVITY", &c->cupti_activity, warn);
     c->cupti_lib = getenv("GPULEDGER_CUPTI_LIB");
     if (c->cupti_lib && !*c->cupti_lib)

@@ -6,16 +6,19 @@
 
 #include <stddef.h>
 
+enum { GL_CUPTI_OFF = 0, GL_CUPTI_ON = 1, GL_CUPTI_AUTO = 2 };
+
 struct gl_config {
     int enabled;          /* GPULEDGER_DISABLE=1 turns everything off */
     const char *output;   /* GPULEDGER_OUTPUT pattern, default gpuledger-%p.db */
     unsigned stack_depth; /* GPULEDGER_STACK_DEPTH, 0..256, default 48 */
     size_t queue_slots;   /* GPULEDGER_QUEUE_SLOTS, default 16384 */
-    unsigned full_wait_ms;/* GPULEDGER_FULL_WAIT_MS: producer wait on a full queue, default 100 */
+    unsigned full_wait_ms;/* GPULEDGER_FULL_WAIT_MS: producer wait on a full queue, default 500 */
     unsigned commit_ms;   /* GPULEDGER_COMMIT_MS, 1..100, default 50 */
     int symbolize;        /* GPULEDGER_SYMBOLIZE, default 1 */
     int quiet;            /* GPULEDGER_QUIET=1: no informational lines */
-    int cupti;            /* GPULEDGER_CUPTI, default 1 */
+    int cupti;            /* GPULEDGER_CUPTI: GL_CUPTI_AUTO (default), _OFF, _ON */
+    int preloaded;        /* loaded through LD_PRELOAD (our symbol hooks are live) */
     int cupti_activity;   /* GPULEDGER_CUPTI_ACTIVITY: MEMORY2 records (module memory), default 0 */
     const char *cupti_lib;/* GPULEDGER_CUPTI_LIB: libcupti to load if none is loaded */
     int python;           /* GPULEDGER_PYTHON, default 1 */

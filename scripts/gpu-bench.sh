@@ -4,7 +4,7 @@
 # runs so that drift on the shared machine hits both alike, and prints a
 # Markdown table to $OUT/bench.md:
 #   * the small GPT training step (--torch tensors: every tensor an event),
-#     at stack depths 48 (default), 16 and 0, with and without CUPTI;
+#     at stack depths 48 (default), 16 and 0, and with CUPTI callbacks forced on;
 #   * a CPU-bound tensor allocation loop: PyTorch's own recorder
 #     (_record_memory_history(stacks="python"), native allocator) against
 #     gpuledger (cudaMallocAsync backend), ns added per alloc+free pair.
@@ -28,26 +28,27 @@ declare -A VARIANTS=(
   [d48]="-d 48"
   [d16]="-d 16"
   [d0]="-d 0"
-  [d48nocupti]="-d 48 --no-cupti"
-  [d16nocupti]="-d 16 --no-cupti"
+  [d48cupti]="-d 48"
 )
-ORDER="bare d48 d16 d0 d48nocupti d16nocupti"
-for round in 1 2 3; do
+ROUNDS=${ROUNDS:-3}
+ORDER="bare d48 d16 d0 d48cupti"
+cupti_env() { [ "$1" = d48cupti ] && echo GPULEDGER_CUPTI=1 || echo GPULEDGER_CUPTI=auto; }
+for round in $(seq "$ROUNDS"); do
   for v in $ORDER; do
     if [ "$v" = bare ]; then
       ms=$(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync python3 "$TT" --steps 60 2>/dev/null | step_ms)
     else
-      ms=$("$GL" run -q --torch tensors ${VARIANTS[$v]} -o "$W/$v-$round.db" -- python3 "$TT" --steps 60 2>/dev/null | step_ms)
+      ms=$(env $(cupti_env $v) "$GL" run -q --torch tensors ${VARIANTS[$v]} -o "$W/$v-$round.db" -- python3 "$TT" --steps 60 2>/dev/null | step_ms)
     fi
     echo "step $v $round $ms" >> "$RAW"
   done
 done
-for round in 1 2 3; do
+for round in $(seq "$ROUNDS"); do
   echo "loop native-bare $round $(python3 "$TL" 2>/dev/null | pair_ns)" >> "$RAW"
   echo "loop native-history $round $(python3 "$TL" --history 2>/dev/null | tail -1)" >> "$RAW"
   echo "loop async-bare $round $(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync python3 "$TL" 2>/dev/null | pair_ns)" >> "$RAW"
-  for v in d48 d16 d0 d48nocupti d16nocupti; do
-    echo "loop async-$v $round $("$GL" run -q --torch tensors ${VARIANTS[$v]} -o "$W/loop-$v-$round.db" -- python3 "$TL" 2>/dev/null | pair_ns)" >> "$RAW"
+  for v in d48 d16 d0 d48cupti; do
+    echo "loop async-$v $round $(env $(cupti_env $v) "$GL" run -q --torch tensors ${VARIANTS[$v]} -o "$W/loop-$v-$round.db" -- python3 "$TL" 2>/dev/null | pair_ns)" >> "$RAW"
   done
 done
 python3 - "$RAW" > "$OUT/bench.md" <<'PYEOF'
@@ -67,14 +68,14 @@ for line in open(sys.argv[1]):
 med = lambda xs: statistics.median(xs)
 print("| GPT step, --torch tensors | median step ms (3 runs x 60 steps) | vs bare |\n|---|---|---|")
 b = med(steps.get("bare", [float("nan")]))
-for k in ["bare", "d48", "d16", "d0", "d48nocupti", "d16nocupti"]:
+for k in ["bare", "d48", "d16", "d0", "d48cupti"]:
     if k in steps:
         print(f"| {k} | {med(steps[k]):.2f} | {100*(med(steps[k])/b-1):+.1f}% |")
 print()
 print("| allocation loop (torch.empty(1024) + del) | median ns per pair | added ns per pair |\n|---|---|---|")
 nb, ab = med(loops.get("native-bare", [0])), med(loops.get("async-bare", [0]))
 for k, base in [("native-bare", nb), ("native-history", nb), ("async-bare", ab), ("async-d48", ab), ("async-d16", ab),
-                ("async-d0", ab), ("async-d48nocupti", ab), ("async-d16nocupti", ab)]:
+                ("async-d0", ab), ("async-d48cupti", ab)]:
     if k in loops:
         print(f"| {k} | {med(loops[k]):.0f} | {med(loops[k]) - base:+.0f} |")
 PYEOF

@@ -64,6 +64,9 @@ PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync "$GL" run -o "$W/torch_leak.db" 
 "$GL" report --format html -o "$OUT/torch_async.html" "$W/torch_async.db"
 "$GL" holes "$W/torch_async.db" "$W/torch_expand.db" > "$OUT/holes.txt" 2>&1
 
+log "H0: static cudart with CUPTI callbacks forced on (names the runtime calls)"
+( cd "$W" && GPULEDGER_CUPTI=1 "$GL" run -o "$W/alloc_static_cb.db" -- "$W/alloc_static" ) > "$OUT/alloc_static_cb.out" 2>&1
+echo "alloc_static_cb: $(stat "$W/alloc_static_cb.db")" >> "$OUT/raw.txt"
 log "H: CUPTI: module (static) memory, and what the static-cudart program looks like with CUPTI on"
 ( cd "$W" && GPULEDGER_CUPTI_ACTIVITY=1 "$GL" run -o "$W/alloc_static_act.db" -- "$W/alloc_static" ) > "$OUT/alloc_static_act.out" 2>&1
 echo "alloc_static_act: $(stat "$W/alloc_static_act.db")" >> "$OUT/raw.txt"
@@ -77,49 +80,10 @@ log "I: torch.profiler next to gpuledger"
 TP="$ROOT/scripts/gpu/torch_profiler_check.py"
 echo "profiler bare: $($PY "$TP" 2>/dev/null | tail -1)" >> "$OUT/raw.txt"
 echo "profiler gpuledger-no-cupti: $("$GL" run -q --no-cupti -o "$W/prof_nocupti.db" -- $PY "$TP" 2>"$W/p1.err" | tail -1)" >> "$OUT/raw.txt"
-echo "profiler gpuledger-cupti: $("$GL" run -q -o "$W/prof_cupti.db" -- $PY "$TP" 2>"$W/p2.err" | tail -1)" >> "$OUT/raw.txt"
+echo "profiler gpuledger-default: $("$GL" run -q -o "$W/prof_default.db" -- $PY "$TP" 2>"$W/p3.err" | tail -1)" >> "$OUT/raw.txt"
+echo "profiler gpuledger-cupti-on: $(GPULEDGER_CUPTI=1 "$GL" run -q -o "$W/prof_cupti.db" -- $PY "$TP" 2>"$W/p2.err" | tail -1)" >> "$OUT/raw.txt"
 grep gpuledger "$W/p1.err" "$W/p2.err" >> "$OUT/raw.txt"
 
-log "J: CPU-bound allocation loop: PyTorch's recorder vs gpuledger"
-TL="$ROOT/scripts/gpu/torch_alloc_loop.py"
-echo "loop native bare: $($PY "$TL" 2>/dev/null | tail -1)" >> "$OUT/raw.txt"
-echo "loop native history: $($PY "$TL" --history 2>/dev/null | tail -1)" >> "$OUT/raw.txt"
-echo "loop async bare: $(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync $PY "$TL" 2>/dev/null | tail -1)" >> "$OUT/raw.txt"
-echo "loop async gpuledger: $("$GL" run -q --torch tensors -o "$W/loop.db" -- $PY "$TL" 2>/dev/null | tail -1)" >> "$OUT/raw.txt"
-echo "loop async gpuledger-no-cupti: $("$GL" run -q --no-cupti --torch tensors -o "$W/loop2.db" -- $PY "$TL" 2>/dev/null | tail -1)" >> "$OUT/raw.txt"
-echo "loop async gpuledger-depth0: $("$GL" run -q -d 0 --torch tensors -o "$W/loop3.db" -- $PY "$TL" 2>/dev/null | tail -1)" >> "$OUT/raw.txt"
-
-$PY - "$OUT" >> "$R" <<'PYEOF'
-import json, sys, re
-out = sys.argv[1]
-raw = open(out + "/raw.txt").read().splitlines()
-def find(prefix):
-    for l in raw:
-        if l.startswith(prefix):
-            return json.loads(l[len(prefix):].strip())
-print("| case | reference | gpuledger | match |")
-print("|---|---|---|---|")
-for v in ("dyn", "static"):
-    d = find(f"alloc_{v}:")
-    if d:
-        print(f"| alloc_leak ({v} cudart): allocations | 32 (10 cudaMalloc + 20 cudaMallocAsync + 2 leaked) | {d['allocs']} | {'yes' if d['allocs']==32 else 'NO'} |")
-        print(f"| alloc_leak ({v} cudart): unfreed bytes | 13345 | {d['unfreed_bytes']} | {'yes' if d['unfreed_bytes']==13345 else 'NO'} |")
-        print(f"| alloc_leak ({v} cudart): OOM events | 1 | {d['ooms']} | {'yes' if d['ooms']==1 else 'NO'} |")
-        print(f"| alloc_leak ({v} cudart): leak sites | leaky_cudaMalloc, leaky_cudaMallocAsync | {', '.join(d['top_frame_of_unfreed'])} | |")
-san = [l for l in raw if "bytes leaked" in l or "Leaked" in l]
-if san:
-    print(f"| compute-sanitizer (static) | {san[0].strip()[:80]} | | |")
-for name, ref in (("torch_async", "max_memory_allocated"), ("torch_default", "max_memory_reserved"), ("torch_expand", "max_memory_reserved")):
-    b, p, d = find(f"{name} bare:"), find(f"{name} prof:"), find(f"{name} db:")
-    if not (p and d):
-        print(f"| {name} | (failed) | | |")
-        continue
-    diff = d["peak_dev0"] - p[ref]
-    print(f"| {name}: peak bytes | torch.cuda.{ref}() = {p[ref]} | {d['peak_dev0']} | diff {diff} |")
-    print(f"| {name}: events (dropped) | | {d['events']} ({d['dropped']}) | |")
-    if b:
-        print(f"| {name}: median step ms | bare {b['median_step_ms']:.2f} | profiled {p['median_step_ms']:.2f} | x{p['median_step_ms']/b['median_step_ms']:.3f} |")
-PYEOF
 log "K: two ranks on one GPU (the 2-GPU machine is not lent): one database per rank, one report"
 ( cd "$W" && for rk in 0 1; do RANK=$rk "$GL" run -q -o "$W/run-%h-%r.db" --torch tensors -- $PY "$TT" --steps 10 --dim 256 > "$W/rank$rk.json" 2>&1 & done; wait )
 "$GL" report --top 3 "$W"/run-*.db > "$OUT/two_ranks.report.txt" 2>&1
@@ -129,5 +93,5 @@ cat "$R"
 cat "$OUT/raw.txt"
 # at most 8 files come back: pack the rest
 ( cd "$OUT" && cp "$W"/torch_leak.db "$W"/torch_async.db "$W"/torch_expand.db "$W"/alloc_static_act.db . 2>/dev/null;
-  tar czf bundle.tgz --exclude=bundle.tgz --exclude=results.md --exclude=raw.txt --exclude=torch_async.html . &&
-  find . -type f ! -name bundle.tgz ! -name results.md ! -name raw.txt ! -name torch_async.html -delete )
+  tar czf "$W/bundle.tgz" --exclude=results.md --exclude=raw.txt --exclude=torch_async.html . &&
+  find . -type f ! -name results.md ! -name raw.txt ! -name torch_async.html -delete && mv "$W/bundle.tgz" . )

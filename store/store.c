@@ -138,7 +138,7 @@ struct gl_store *gl_store_open(const char *path, const struct gl_run_info *info,
         gl_store_close(s);
         return NULL;
     }
-    if (exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY;"
+    if (exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; PRAGMA temp_store=MEMORY;"
                 "PRAGMA cache_size=-16000;") ||
         exec(s, "BEGIN") || gl_schema_create(s->db, &msg) != SQLITE_OK) {
         snprintf(err, errsz, "cannot create the schema in %s: %s", path, msg ? msg : s->err);

@@ -114,7 +114,7 @@ static void test_eight_threads_lose_nothing(void **state)
 {
     (void)state;
     static struct run_result r;
-    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "t.db", PROG("threads"), "8", "2000"));
+    h_run(&r, ENV("GPULEDGER_FULL_WAIT_MS=5000"), ARGV(GL, "run", "-q", "-o", "t.db", PROG("threads"), "8", "2000"));
     assert_int_equal(r.status, 0);
     sqlite3 *db = h_open("t.db");
     assert_int_equal(h_int(db, "SELECT count(*) FROM events"), 32000);
@@ -343,9 +343,10 @@ static void test_cupti_sees_what_no_wrapper_can(void **state)
 {
     (void)state;
     static struct run_result r;
-    char lib[600];
+    char lib[600], inj[600], out[600];
     snprintf(lib, sizeof lib, "GPULEDGER_CUPTI_LIB=%s", h_build("tests/fakecupti/libcupti.so.13"));
-    h_run(&r, ENV(lib, "GPULEDGER_CUPTI_ACTIVITY=1", "FAKECUPTI_DROPPED=5"),
+    /* GPULEDGER_CUPTI=1: callbacks on next to the wrappers */
+    h_run(&r, ENV(lib, "GPULEDGER_CUPTI=1", "GPULEDGER_CUPTI_ACTIVITY=1", "FAKECUPTI_DROPPED=5"),
           ARGV(GL, "run", "-q", "-o", "cs.db", PROG("cupti_static")));
     assert_int_equal(r.status, 0);
     sqlite3 *db = h_open("cs.db");
@@ -361,19 +362,41 @@ static void test_cupti_sees_what_no_wrapper_can(void **state)
     assert_int_equal(h_int(db, "SELECT count(*) FROM allocations WHERE kind = 'static' AND free_ns IS NULL"), 1);
     assert_int_equal(h_int(db, "SELECT dropped_events FROM run"), 5);
     sqlite3_close(db);
-    /* someone else holds CUPTI: one line, interposition goes on */
-    h_run(&r, ENV(lib, "FAKECUPTI_BUSY=1"), ARGV(GL, "run", "-q", "-o", "busy.db", PROG("cupti_static")));
+    /* default (auto) under the launcher: the hooks are live, so no CUPTI
+     * subscriber is taken (a busy CUPTI is not even noticed); activity
+     * records still bring the module global */
+    h_run(&r, ENV(lib, "FAKECUPTI_BUSY=1", "GPULEDGER_CUPTI_ACTIVITY=1"),
+          ARGV(GL, "run", "-q", "-o", "auto.db", PROG("cupti_static")));
+    assert_int_equal(r.status, 0);
+    assert_int_equal(h_count_lines(r.err, "CUPTI"), 0);
+    db = h_open("auto.db");
+    assert_string_equal(h_text(db, "SELECT group_concat(api, ' ') FROM (SELECT api FROM events ORDER BY seq)"),
+                        "cudaMalloc cudaFree module_static");
+    sqlite3_close(db);
+    /* callbacks asked for, but someone else holds CUPTI: one line, on we go */
+    h_run(&r, ENV(lib, "GPULEDGER_CUPTI=1", "FAKECUPTI_BUSY=1"), ARGV(GL, "run", "-q", "-o", "busy.db", PROG("cupti_static")));
     assert_int_equal(r.status, 0);
     assert_int_equal(h_count_lines(r.err, "another tool already uses CUPTI"), 1);
     db = h_open("busy.db");
     assert_int_equal(h_int(db, "SELECT count(*) FROM events"), 2);
     sqlite3_close(db);
-    /* --no-cupti: CUPTI is never touched */
-    h_run(&r, ENV(lib, "FAKECUPTI_BUSY=1"), ARGV(GL, "run", "-q", "--no-cupti", "-o", "off.db", PROG("cupti_static")));
+    /* --no-cupti: CUPTI is never touched, not even for activity */
+    h_run(&r, ENV(lib, "GPULEDGER_CUPTI_ACTIVITY=1"), ARGV(GL, "run", "-q", "--no-cupti", "-o", "off.db", PROG("cupti_static")));
     assert_int_equal(r.status, 0);
-    assert_int_equal(h_count_lines(r.err, "CUPTI"), 0);
     db = h_open("off.db");
     assert_int_equal(h_int(db, "SELECT count(*) FROM events"), 2);
+    sqlite3_close(db);
+    /* injection alone (no LD_PRELOAD), as for a static binary one cannot
+     * preload: the driver loads us at cuInit and CUPTI callbacks see all */
+    snprintf(inj, sizeof inj, "CUDA_INJECTION64_PATH=%s", h_build("interpose/libgpuledger.so"));
+    snprintf(out, sizeof out, "GPULEDGER_OUTPUT=%s/inj.db", h_dir());
+    h_run(&r, ENV(lib, inj, out, "GPULEDGER_QUIET=1"), ARGV(PROG("cupti_static")));
+    assert_int_equal(r.status, 0);
+    db = h_open("inj.db");
+    assert_string_equal(h_text(db, "SELECT group_concat(op || ':' || api || ':' || size, ' ') FROM (SELECT * FROM "
+                                   "events ORDER BY seq)"),
+                        "alloc:cuMemAlloc_v2:1048576 free:cuMemFree_v2:1048576 alloc:cuMemAlloc_v2:2097152 "
+                        "alloc:cuMemAlloc_v2:4096 free:cuMemFree_v2:4096");
     sqlite3_close(db);
 }
 

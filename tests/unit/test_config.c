@@ -51,7 +51,7 @@ static void test_defaults_and_bad_values(void **state)
     assert_int_equal(c.stack_depth, 48);
     assert_int_equal(c.queue_slots, 16384);
     assert_int_equal(c.commit_ms, 50);
-    assert_true(c.cupti);
+    assert_int_equal(c.cupti, GL_CUPTI_AUTO);
 
     setenv("GPULEDGER_STACK_DEPTH", "banana", 1);
     setenv("GPULEDGER_COMMIT_MS", "500", 1);
@@ -62,7 +62,7 @@ static void test_defaults_and_bad_values(void **state)
     assert_non_null(strstr(last_warning, "GPULEDGER_COMMIT_MS='500'"));
     assert_int_equal(c.stack_depth, 48);
     assert_int_equal(c.commit_ms, 50);
-    assert_false(c.cupti);
+    assert_int_equal(c.cupti, GL_CUPTI_OFF);
     assert_string_equal(c.output, "x-%p.db");
     unsetenv("GPULEDGER_STACK_DEPTH");
     unsetenv("GPULEDGER_COMMIT_MS");
