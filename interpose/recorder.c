@@ -4,6 +4,7 @@
 #include "recorder.h"
 
 #include <errno.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -176,6 +177,33 @@ void gl_record_at(const struct gl_call *c, uint64_t ts_ns)
     if (cl.ev)
         cl.ev->ts_ns = ts_ns;
     gl_publish(&cl, c->result);
+}
+
+void gl_record_state(const struct gl_call *c, uint64_t ts_ns)
+{
+    /* A periodic snapshot, not an operation: never waits for room, and a
+     * snapshot skipped on a full ring is not counted as a dropped event
+     * (the next one supersedes it). */
+    uint64_t pos;
+    if (atomic_load_explicit(&gl_st.writer_state, memory_order_acquire) != 1)
+        return;
+    struct gl_event *ev = gl_queue_try_claim(&gl_st.queue, &pos);
+    if (!ev)
+        return;
+    if (!tls_tid)
+        tls_tid = (int)syscall(SYS_gettid);
+    memset(ev, 0, sizeof *ev);
+    ev->ts_ns = ts_ns;
+    ev->tid = tls_tid;
+    ev->device = c->device;
+    ev->api = (uint16_t)c->api;
+    ev->op = api_op[c->api];
+    ev->kind = api_kind[c->api];
+    ev->addr = c->addr;
+    ev->size = c->size;
+    ev->pool = c->pool;
+    ev->aux = c->aux;
+    gl_queue_publish(&gl_st.queue, pos);
 }
 
 void gl_record(const struct gl_call *c)

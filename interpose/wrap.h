@@ -28,6 +28,10 @@
         c.device = (device_expr);                                                                  \
         FILL;                                                                                      \
         gl_record(&c);                                                                             \
+        if (r == 0)                                                                                \
+            gl_sample_after(c.stream != 0 || c.pool != 0 || GL_API_##sym == GL_API_cudaMallocAsync ||  \
+                                GL_API_##sym == GL_API_cuMemAllocAsync,                            \
+                            c.device, c.pool);                                                     \
         errno = saved_errno_;                                                                      \
     } else {                                                                                       \
         r = CALL;                                                                                  \

@@ -72,6 +72,7 @@ struct gl_pool_holes {
     uint64_t pool;     /* pool handle, or reservation address */
     int device;
     uint64_t regions;  /* address regions the pool ever used */
+    uint64_t sampled_reserved; /* the pool's own reserved figure, highest sample (0: none) */
     struct gl_hole_stat worst, end; /* worst: most free bytes outside the largest free block */
     struct gl_hole_stat *series;
     size_t nseries;

@@ -91,8 +91,10 @@ int cmd_holes(int argc, char **argv)
         for (size_t k = 0; k < nh; k++) {
             const struct gl_pool_holes *p = &h[k];
             if (json) {
-                fprintf(stdout, "%s{\"pool\":%" PRIu64 ",\"kind\":\"%s\",\"device\":%d,\"regions\":%" PRIu64 ",\"series\":[",
-                        k ? "," : "", p->pool, p->what, p->device, p->regions);
+                fprintf(stdout,
+                        "%s{\"pool\":%" PRIu64 ",\"kind\":\"%s\",\"device\":%d,\"regions\":%" PRIu64
+                        ",\"sampled_reserved\":%" PRIu64 ",\"series\":[",
+                        k ? "," : "", p->pool, p->what, p->device, p->regions, p->sampled_reserved);
                 for (size_t s = 0; s < p->nseries; s++) {
                     const struct gl_hole_stat *x = &p->series[s];
                     fprintf(stdout,
@@ -104,8 +106,11 @@ int cmd_holes(int argc, char **argv)
                 fprintf(stdout, "],\"worst_index\":%zu}", (size_t)0);
                 continue;
             }
-            printf("%s 0x%" PRIx64 " on device %d (%" PRIu64 " region%s)\n", p->what, p->pool, p->device, p->regions,
+            printf("%s 0x%" PRIx64 " on device %d (%" PRIu64 " region%s", p->what, p->pool, p->device, p->regions,
                    p->regions == 1 ? "" : "s");
+            if (p->sampled_reserved)
+                printf("; the pool itself reported up to %s reserved", gl_fmt_bytes(p->sampled_reserved, b1, sizeof b1));
+            printf(")\n");
             const struct gl_hole_stat *w[2] = {&p->worst, &p->end};
             const char *label[2] = {"worst", "end"};
             for (int q = 0; q < 2; q++)

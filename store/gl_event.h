@@ -23,7 +23,8 @@
     X(RESET, 10, "reset")      /* cudaDeviceReset */                          \
     X(OOM, 11, "oom")          /* an allocation that failed out-of-memory */  \
     X(ERROR, 12, "error")      /* any other failed call */                    \
-    X(MARK, 13, "mark")        /* annotation (later issues) */
+    X(MARK, 13, "mark")        /* annotation (later issues) */                \
+    X(SAMPLE, 14, "sample")    /* pool / device state: stored in *_samples */
 
 enum gl_op {
 #define GL_X(name, val, text) GL_OP_##name = val,
@@ -88,7 +89,9 @@ enum gl_kind {
     X(cuMemFreeHost, 34, "cuMemFreeHost", FREE, NONE)                               \
     X(gpuledger_mark, 35, "gpuledger_mark", MARK, NONE)                             \
     X(cupti_static, 36, "module_static", ALLOC, STATIC)                            \
-    X(cupti_static_free, 37, "module_static_release", FREE, STATIC)
+    X(cupti_static_free, 37, "module_static_release", FREE, STATIC)              \
+    X(pool_sample, 38, "cudaMemPoolGetAttribute", SAMPLE, NONE)                   \
+    X(device_sample, 39, "cudaMemGetInfo", SAMPLE, NONE)
 
 enum gl_api {
     GL_API_NONE = 0,

@@ -34,6 +34,12 @@ static const char *const ddl =
     " truncated INTEGER);"
     "CREATE TABLE stack_entries(stack_id INTEGER, depth INTEGER, frame_id INTEGER,"
     " PRIMARY KEY(stack_id, depth)) WITHOUT ROWID;"
+    /* pool state, sampled at a bounded rate after stream-ordered calls */
+    "CREATE TABLE pool_samples(ts_ns INTEGER, device INTEGER, pool INTEGER,"
+    " reserved INTEGER, used INTEGER);"
+    /* device free/total memory (cudaMemGetInfo), sampled rarely */
+    "CREATE TABLE device_samples(ts_ns INTEGER, device INTEGER, free INTEGER,"
+    " total INTEGER);"
     "CREATE TABLE device_stats(device INTEGER PRIMARY KEY, peak_bytes INTEGER,"
     " peak_ns INTEGER, peak_seq INTEGER, live_bytes INTEGER,"
     " alloc_count INTEGER, free_count INTEGER);"

@@ -46,6 +46,7 @@ struct gl_store {
     sqlite3_stmt *ins_batch; /* BATCH_ROWS rows in one INSERT: far fewer VM steps per row */
     struct row batch[BATCH_ROWS];
     int nbatch;
+    sqlite3_stmt *ins_pool_sample, *ins_dev_sample;
     sqlite3_stmt *ins_event, *ins_stack, *ins_entry, *ins_frame, *ins_module, *upd_run, *fin_run, *put_dev;
     int in_txn;
     char err[512];
@@ -155,6 +156,9 @@ struct gl_store *gl_store_open(const char *path, const struct gl_run_info *info,
                 "INSERT INTO event_log(seq, ts_ns, tid, op, api, kind, device, stream, pool, addr, size,"
                 " result, stack_id, ref_seq, aux) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)") ||
         prepare(s, &s->ins_stack, "INSERT INTO stacks(id, hash, depth, truncated) VALUES(?,?,?,?)") ||
+        prepare(s, &s->ins_pool_sample,
+                "INSERT INTO pool_samples(ts_ns, device, pool, reserved, used) VALUES(?,?,?,?,?)") ||
+        prepare(s, &s->ins_dev_sample, "INSERT INTO device_samples(ts_ns, device, free, total) VALUES(?,?,?,?)") ||
         prepare(s, &s->ins_entry, "INSERT INTO stack_entries(stack_id, depth, frame_id) VALUES(?,?,?)") ||
         prepare(s, &s->ins_frame,
                 "INSERT INTO frames(id, ip, module_id, rel, symbol, sym_offset) VALUES(?,?,?,?,?,?)") ||
@@ -583,10 +587,26 @@ static int reset_device(struct gl_store *s, const struct gl_event *ev, int64_t s
     return rc | insert_row(s, ev, GL_OP_RESET, GL_KIND_NONE, 0, sid, 0, NULL);
 }
 
+/* A sample is state, not an operation: it goes to its own table. */
+static int add_sample(struct gl_store *s, const struct gl_event *ev)
+{
+    sqlite3_stmt *st = ev->api == GL_API_pool_sample ? s->ins_pool_sample : s->ins_dev_sample;
+    int k = 1;
+    sqlite3_bind_int64(st, k++, (sqlite3_int64)ev->ts_ns);
+    sqlite3_bind_int(st, k++, ev->device);
+    if (ev->api == GL_API_pool_sample)
+        sqlite3_bind_int64(st, k++, (sqlite3_int64)ev->pool);
+    sqlite3_bind_int64(st, k++, (sqlite3_int64)ev->size);
+    sqlite3_bind_int64(st, k, (sqlite3_int64)ev->aux);
+    return step_done(s, st, "writing a sample");
+}
+
 int gl_store_add(struct gl_store *s, const struct gl_event *ev)
 {
     if (begin(s))
         return -1;
+    if (ev->op == GL_OP_SAMPLE)
+        return add_sample(s, ev);
     int64_t sid = stack_id(s, ev);
     int op = ev->op;
     if (ev->result != 0)
@@ -670,7 +690,7 @@ void gl_store_close(struct gl_store *s)
 {
     if (!s)
         return;
-    sqlite3_stmt **sts[] = {&s->ins_batch, &s->ins_event, &s->ins_stack, &s->ins_entry, &s->ins_frame,
+    sqlite3_stmt **sts[] = {&s->ins_pool_sample, &s->ins_dev_sample, &s->ins_batch, &s->ins_event, &s->ins_stack, &s->ins_entry, &s->ins_frame,
                             &s->ins_module, &s->upd_run,   &s->fin_run,   &s->put_dev};
     for (size_t i = 0; i < sizeof sts / sizeof sts[0]; i++)
         sqlite3_finalize(*sts[i]);

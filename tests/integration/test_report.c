@@ -124,9 +124,16 @@ static void test_fragmentation_ratio(void **state)
     expect(r.out, "end   +");
     expect(r.out, "reserved 2.00 MiB, live 1.00 MiB, free 1.00 MiB in 3 holes, largest 512.00 KiB, external "
                   "fragmentation 0.500");
+    expect(r.out, "the pool itself reported up to 2.00 MiB reserved");
     h_run(&r, NULL, ARGV(GL, "report", "--format", "json", "fr.db"));
     expect(r.out, "\"reserved\":2097152,\"live\":1048576,\"free\":1048576,\"largest_free\":524288,"
                   "\"external_fragmentation\":0.500000,\"holes\":3");
+    /* the pool's own state, sampled after the first stream-ordered call */
+    sqlite3 *db = h_open("fr.db");
+    assert_int_equal(h_int(db, "SELECT reserved FROM pool_samples ORDER BY ts_ns LIMIT 1"), 2097152);
+    assert_int_equal(h_int(db, "SELECT used FROM pool_samples ORDER BY ts_ns LIMIT 1"), 262144);
+    assert_int_equal(h_int(db, "SELECT total FROM device_samples LIMIT 1"), 17179869184LL);
+    sqlite3_close(db);
 }
 
 static void test_gate_exit_codes_and_junit(void **state)
