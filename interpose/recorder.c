@@ -151,6 +151,21 @@ void gl_claim(struct gl_claim *cl, const struct gl_call *c)
     gl_claim_depth(cl, c, gl_st.cfg.stack_depth);
 }
 
+void gl_claim_label(struct gl_claim *cl, const struct gl_call *c, const char *label)
+{
+    gl_claim_depth(cl, c, 0);
+    if (!cl->ev)
+        return;
+    /* the label travels where the stack would: (max_depth + slack) words */
+    size_t cap = (size_t)gl_st.queue.max_depth * sizeof(uintptr_t);
+    size_t n = strnlen(label, cap ? cap - 1 : 0);
+    memcpy(cl->ev->ips, label, n);
+    ((char *)cl->ev->ips)[n] = 0;
+    cl->ev->depth = 0;
+    cl->ev->flags |= GL_EVF_LABEL;
+    cl->ev->aux = n;
+}
+
 void gl_publish(struct gl_claim *cl, int result)
 {
     struct gl_event *ev = cl->ev;

@@ -54,6 +54,8 @@ void gl_record_state(const struct gl_call *c, uint64_t ts_ns);
 /* Nesting depth of wrapped calls on this thread (0: not inside one). */
 int gl_wrap_depth(void);
 void gl_claim(struct gl_claim *cl, const struct gl_call *c);
+/* Claim for an annotation: the label is carried instead of a stack. */
+void gl_claim_label(struct gl_claim *cl, const struct gl_call *c, const char *label);
 /* Fill in the result (and anything else known after the call) and publish. */
 void gl_publish(struct gl_claim *cl, int result);
 

@@ -116,12 +116,21 @@ int gl_leaks(struct gl_run *r, int device, const struct gl_leak_opts *o, struct 
     return 0;
 }
 
-/* Step boundaries (event seqs): `nsteps` slices holding equal numbers of
+/* Step boundaries (event seqs): the program's marks (gpuledger_mark) when
+ * it made at least two; otherwise `nsteps` slices holding equal numbers of
  * allocations (a run's start-up, often long and quiet, then does not eat
  * the slices); each boundary is the event just before the next slice's
  * first allocation, so the frees of a slice belong to it. */
 static size_t step_bounds(struct gl_run *r, int nsteps, int64_t **out)
 {
+    if (r->nmarks >= 2) { /* the program said where its steps end */
+        int64_t *b = malloc(r->nmarks * sizeof *b);
+        if (!b)
+            return 0;
+        memcpy(b, r->marks, r->nmarks * sizeof *b);
+        *out = b;
+        return r->nmarks;
+    }
     size_t n = 0;
     for (size_t i = 0; i < r->nallocs; i++)
         n += gl_counts(r->allocs[i].kind) != 0;

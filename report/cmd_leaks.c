@@ -199,7 +199,10 @@ int cmd_leaks(int argc, char **argv)
                 print_chain_block(stdout, &s, &g.v[k], r->first_ns, 0, NULL, 0);
             }
             if (steps) {
-                printf("\ngrowing step after step (%d slices of %zu allocations):", nb, r->nallocs / (size_t)nb);
+                if (r->nmarks >= 2)
+                    printf("\ngrowing step after step (%d steps ended by the program's marks):", nb);
+                else
+                    printf("\ngrowing step after step (%d slices of %zu allocations):", nb, r->nallocs / (size_t)nb);
                 if (!grow.n)
                     printf(" none\n");
                 else

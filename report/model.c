@@ -145,6 +145,14 @@ static int load_events(struct gl_run *r, char *err, size_t errsz)
         int result = sqlite3_column_int(st, 9);
         if (api > 0 && api < GL_API_COUNT)
             r->api_count[api]++;
+        if (op == GL_OP_MARK) {
+            int64_t *nm = realloc(r->marks, (r->nmarks + 1) * sizeof *nm);
+            if (!nm)
+                goto oom;
+            r->marks = nm;
+            r->marks[r->nmarks++] = seq;
+            continue;
+        }
         if (result != 0 || op == GL_OP_OOM || op == GL_OP_ERROR) {
             if (r->nfails == fcap) {
                 fcap = fcap ? fcap * 2 : 64;
@@ -265,5 +273,6 @@ void gl_run_free(struct gl_run *r)
         free(r->devs[i].timeline);
     free(r->allocs);
     free(r->fails);
+    free(r->marks);
     free(r);
 }

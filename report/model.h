@@ -56,6 +56,8 @@ struct gl_run {
     struct gl_fail *fails;
     size_t nfails;
     int64_t api_count[GL_API_COUNT];
+    int64_t *marks;          /* seqs of gpuledger_mark events, in order */
+    size_t nmarks;
     struct gl_device devs[GL_MAX_DEV];
     int ndevs;
     int64_t first_ns, last_ns;

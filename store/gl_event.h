@@ -23,8 +23,10 @@
     X(RESET, 10, "reset")      /* cudaDeviceReset */                          \
     X(OOM, 11, "oom")          /* an allocation that failed out-of-memory */  \
     X(ERROR, 12, "error")      /* any other failed call */                    \
-    X(MARK, 13, "mark")        /* annotation (later issues) */                \
-    X(SAMPLE, 14, "sample")    /* pool / device state: stored in *_samples */
+    X(MARK, 13, "mark")        /* annotation: a point in time (e.g. a step) */                \
+    X(SAMPLE, 14, "sample")    /* pool / device state: stored in *_samples */ \
+    X(RANGE_PUSH, 15, "range_push") /* annotation range opened */              \
+    X(RANGE_POP, 16, "range_pop")
 
 enum gl_op {
 #define GL_X(name, val, text) GL_OP_##name = val,
@@ -91,7 +93,9 @@ enum gl_kind {
     X(cupti_static, 36, "module_static", ALLOC, STATIC)                            \
     X(cupti_static_free, 37, "module_static_release", FREE, STATIC)              \
     X(pool_sample, 38, "cudaMemPoolGetAttribute", SAMPLE, NONE)                   \
-    X(device_sample, 39, "cudaMemGetInfo", SAMPLE, NONE)
+    X(device_sample, 39, "cudaMemGetInfo", SAMPLE, NONE)                          \
+    X(gpuledger_range_push, 40, "gpuledger_range_push", RANGE_PUSH, NONE)         \
+    X(gpuledger_range_pop, 41, "gpuledger_range_pop", RANGE_POP, NONE)
 
 enum gl_api {
     GL_API_NONE = 0,
@@ -104,6 +108,7 @@ enum gl_api {
 /* Event flags. */
 #define GL_EVF_TRUNCATED 0x1u /* the stack hit the depth limit */
 #define GL_EVF_NESTED 0x2u    /* seen under another wrapped call (not recorded) */
+#define GL_EVF_LABEL 0x4u     /* ips[] holds a NUL-terminated label, not a stack */
 
 /* One event. Built in place inside a queue slot; ips[] follows the header
  * and holds `depth` return addresses, innermost first (our own frames are

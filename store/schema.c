@@ -23,7 +23,10 @@ static const char *const ddl =
     " seq INTEGER PRIMARY KEY, ts_ns INTEGER NOT NULL, tid INTEGER,"
     " op INTEGER NOT NULL, api INTEGER, kind INTEGER, device INTEGER,"
     " stream INTEGER, pool INTEGER, addr INTEGER, size INTEGER,"
-    " result INTEGER, stack_id INTEGER, ref_seq INTEGER, aux INTEGER);"
+    " result INTEGER, stack_id INTEGER, ref_seq INTEGER, aux INTEGER, range_seq INTEGER);"
+    /* marks and ranges (gpuledger_mark, gpuledger_range_push/pop) */
+    "CREATE TABLE annotations(seq INTEGER PRIMARY KEY, ts_ns INTEGER, tid INTEGER,"
+    " op TEXT, label TEXT, parent_seq INTEGER);"
     "CREATE INDEX event_log_ref ON event_log(ref_seq) WHERE ref_seq IS NOT NULL;"
     "CREATE TABLE modules(id INTEGER PRIMARY KEY, path TEXT, base INTEGER,"
     " size INTEGER, build_id TEXT);"
@@ -45,7 +48,7 @@ static const char *const ddl =
     " alloc_count INTEGER, free_count INTEGER);"
     "CREATE VIEW events AS SELECT e.seq, e.ts_ns, e.tid, o.name AS op,"
     " a.name AS api, k.name AS kind, e.device, e.stream, e.pool, e.addr,"
-    " e.size, e.result, e.stack_id, e.ref_seq, e.aux"
+    " e.size, e.result, e.stack_id, e.ref_seq, e.aux, e.range_seq"
     " FROM event_log e LEFT JOIN op_names o ON o.id = e.op"
     " LEFT JOIN api_names a ON a.id = e.api LEFT JOIN kind_names k ON k.id = e.kind;"
     /* One row per successful allocation (op alloc or create); free_ns NULL

@@ -32,7 +32,7 @@ struct dev_stats {
 
 enum { SPACE_MEM, SPACE_PHYS, SPACE_VA, SPACE_MAP, NSPACES };
 
-#define ROW_COLS 15
+#define ROW_COLS 16
 #define BATCH_ROWS 32
 
 /* An event_log row waiting in the batch: values, and which are NULL. */
@@ -46,7 +46,10 @@ struct gl_store {
     sqlite3_stmt *ins_batch; /* BATCH_ROWS rows in one INSERT: far fewer VM steps per row */
     struct row batch[BATCH_ROWS];
     int nbatch;
-    sqlite3_stmt *ins_pool_sample, *ins_dev_sample;
+    sqlite3_stmt *ins_pool_sample, *ins_dev_sample, *ins_annotation;
+    struct gl_u64map range_of_tid;  /* tid -> seq of its innermost open range */
+    struct gl_u64map range_parent;  /* open range seq -> the range it is inside (0: none) */
+    uint64_t process_range;         /* latest open range of any thread */
     sqlite3_stmt *ins_event, *ins_stack, *ins_entry, *ins_frame, *ins_module, *upd_run, *fin_run, *put_dev;
     int in_txn;
     char err[512];
@@ -130,6 +133,8 @@ struct gl_store *gl_store_open(const char *path, const struct gl_run_info *info,
     gl_symbolizer_init(&s->sym, symbolize);
     gl_u64map_init(&s->frames);
     gl_u64map_init(&s->stack_index);
+    gl_u64map_init(&s->range_of_tid);
+    gl_u64map_init(&s->range_parent);
     for (int i = 0; i < NSPACES; i++)
         gl_u64map_init(&s->live_index[i]);
     int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
@@ -148,13 +153,15 @@ struct gl_store *gl_store_open(const char *path, const struct gl_run_info *info,
         return NULL;
     }
     char batch_sql[4096] = "INSERT INTO event_log(seq, ts_ns, tid, op, api, kind, device, stream, pool, addr,"
-                           " size, result, stack_id, ref_seq, aux) VALUES";
+                           " size, result, stack_id, ref_seq, aux, range_seq) VALUES";
     for (int i = 0; i < BATCH_ROWS; i++)
-        strcat(batch_sql, i ? ",(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+        strcat(batch_sql, i ? ",(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     if (prepare(s, &s->ins_batch, batch_sql) ||
         prepare(s, &s->ins_event,
                 "INSERT INTO event_log(seq, ts_ns, tid, op, api, kind, device, stream, pool, addr, size,"
-                " result, stack_id, ref_seq, aux) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)") ||
+                " result, stack_id, ref_seq, aux, range_seq) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)") ||
+        prepare(s, &s->ins_annotation,
+                "INSERT INTO annotations(seq, ts_ns, tid, op, label, parent_seq) VALUES(?,?,?,?,?,?)") ||
         prepare(s, &s->ins_stack, "INSERT INTO stacks(id, hash, depth, truncated) VALUES(?,?,?,?)") ||
         prepare(s, &s->ins_pool_sample,
                 "INSERT INTO pool_samples(ts_ns, device, pool, reserved, used) VALUES(?,?,?,?,?)") ||
@@ -518,7 +525,12 @@ static int insert_row(struct gl_store *s, const struct gl_event *ev, int op, int
     r->v[12] = sid;
     r->v[13] = (int64_t)ref;
     r->v[14] = (int64_t)ev->aux;
-    r->null = (uint16_t)((sid ? 0 : 1u << 12) | (ref ? 0 : 1u << 13) | (ev->aux ? 0 : 1u << 14));
+    uint64_t range = 0;
+    if (!gl_u64map_get(&s->range_of_tid, (uint64_t)(uint32_t)ev->tid, &range) || !range)
+        range = s->process_range;
+    r->v[15] = (int64_t)range;
+    r->null = (uint16_t)((sid ? 0 : 1u << 12) | (ref ? 0 : 1u << 13) | (ev->aux ? 0 : 1u << 14) |
+                         (range ? 0 : 1u << 15));
     s->events++;
     if (seq_out)
         *seq_out = seq;
@@ -601,12 +613,54 @@ static int add_sample(struct gl_store *s, const struct gl_event *ev)
     return step_done(s, st, "writing a sample");
 }
 
+/* A mark or a range push/pop: an event_log row for its place in the order,
+ * an annotations row for its label, and the per-thread range state. */
+static int add_annotation(struct gl_store *s, const struct gl_event *ev)
+{
+    uint64_t tid = (uint64_t)(uint32_t)ev->tid, cur = 0, parent = 0, seq;
+    gl_u64map_get(&s->range_of_tid, tid, &cur);
+    if (ev->op == GL_OP_RANGE_POP) {
+        if (!cur)
+            return 0; /* a pop without a push: nothing to close */
+        gl_u64map_get(&s->range_parent, cur, &parent);
+        gl_u64map_del(&s->range_parent, cur);
+        gl_u64map_put(&s->range_of_tid, tid, parent);
+        if (s->process_range == cur)
+            s->process_range = parent;
+    }
+    if (insert_row(s, ev, ev->op, GL_KIND_NONE, 0, 0, 0, &seq))
+        return -1;
+    const char *label = ev->op == GL_OP_RANGE_POP ? NULL : (const char *)ev->ips;
+    sqlite3_stmt *st = s->ins_annotation;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)seq);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)ev->ts_ns);
+    sqlite3_bind_int64(st, 3, ev->tid);
+    sqlite3_bind_text(st, 4, gl_op_name(ev->op), -1, SQLITE_STATIC);
+    if (label)
+        sqlite3_bind_text(st, 5, label, (int)ev->aux, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, 5);
+    /* push and mark: the range it is inside; pop: the range it closes */
+    if (cur)
+        sqlite3_bind_int64(st, 6, (sqlite3_int64)cur);
+    else
+        sqlite3_bind_null(st, 6);
+    if (ev->op == GL_OP_RANGE_PUSH) {
+        gl_u64map_put(&s->range_parent, seq, cur);
+        gl_u64map_put(&s->range_of_tid, tid, seq);
+        s->process_range = seq;
+    }
+    return step_done(s, st, "writing an annotation");
+}
+
 int gl_store_add(struct gl_store *s, const struct gl_event *ev)
 {
     if (begin(s))
         return -1;
     if (ev->op == GL_OP_SAMPLE)
         return add_sample(s, ev);
+    if (ev->flags & GL_EVF_LABEL)
+        return add_annotation(s, ev);
     int64_t sid = stack_id(s, ev);
     int op = ev->op;
     if (ev->result != 0)
@@ -690,7 +744,7 @@ void gl_store_close(struct gl_store *s)
 {
     if (!s)
         return;
-    sqlite3_stmt **sts[] = {&s->ins_pool_sample, &s->ins_dev_sample, &s->ins_batch, &s->ins_event, &s->ins_stack, &s->ins_entry, &s->ins_frame,
+    sqlite3_stmt **sts[] = {&s->ins_annotation, &s->ins_pool_sample, &s->ins_dev_sample, &s->ins_batch, &s->ins_event, &s->ins_stack, &s->ins_entry, &s->ins_frame,
                             &s->ins_module, &s->upd_run,   &s->fin_run,   &s->put_dev};
     for (size_t i = 0; i < sizeof sts / sizeof sts[0]; i++)
         sqlite3_finalize(*sts[i]);
@@ -702,6 +756,8 @@ void gl_store_close(struct gl_store *s)
     gl_symbolizer_free(&s->sym);
     gl_u64map_free(&s->frames);
     gl_u64map_free(&s->stack_index);
+    gl_u64map_free(&s->range_of_tid);
+    gl_u64map_free(&s->range_parent);
     for (int i = 0; i < NSPACES; i++)
         gl_u64map_free(&s->live_index[i]);
     free(s->stacks);

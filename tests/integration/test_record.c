@@ -400,6 +400,44 @@ static void test_cupti_sees_what_no_wrapper_can(void **state)
     sqlite3_close(db);
 }
 
+static void test_annotations(void **state)
+{
+    (void)state;
+    static struct run_result r;
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "m.db", PROG("marks")));
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "marks: annotated"));
+    sqlite3 *db = h_open("m.db");
+    assert_int_equal(h_int(db, "SELECT count(*) FROM annotations WHERE op = 'mark'"), 6);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM annotations WHERE op = 'range_push' AND label = 'step'"), 6);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM annotations WHERE op = 'range_pop'"), 6);
+    assert_string_equal(h_text(db, "SELECT group_concat(label, ',') FROM annotations WHERE op = 'mark'"),
+                        "step 1,step 2,step 3,step 4,step 5,step 6");
+    /* every allocation is tagged with the range it was made in */
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events e JOIN annotations a ON a.seq = e.range_seq WHERE "
+                               "e.op IN ('alloc', 'free') AND a.op = 'range_push'"),
+                     30);
+    sqlite3_close(db);
+    h_run(&r, NULL, ARGV(GL, "leaks", "--steps", "m.db"));
+    assert_non_null(strstr(r.out, "growing step after step (6 steps ended by the program's marks): 1 stack"));
+    assert_non_null(strstr(r.out, "live per step: 1.00 MiB 2.00 MiB 3.00 MiB 4.00 MiB 5.00 MiB 6.00 MiB"));
+    /* without gpuledger the program runs as well */
+    h_run(&r, NULL, ARGV(PROG("marks")));
+    assert_non_null(strstr(r.out, "marks: no gpuledger"));
+    /* from Python with ctypes */
+    if (system("command -v python3 >/dev/null 2>&1") != 0 || !getenv("GL_SOURCE_ROOT"))
+        skip();
+    char py[1200];
+    snprintf(py, sizeof py, "cd %s && %s run -q -o py.db -- python3 %s/tests/progs/py_marks.py %s > py.out 2>&1",
+             h_dir(), GL, getenv("GL_SOURCE_ROOT"), h_build("tests/fakecuda/libcudart.so.13"));
+    assert_int_equal(system(py), 0);
+    db = h_open("py.db");
+    assert_string_equal(h_text(db, "SELECT group_concat(op || ':' || coalesce(label, api), ' ') FROM (SELECT e.op, "
+                                   "e.api, a.label FROM events e LEFT JOIN annotations a ON a.seq = e.seq ORDER BY e.seq)"),
+                        "mark:before alloc:cudaMalloc mark:after");
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -416,6 +454,7 @@ int main(void)
         cmocka_unit_test_teardown(test_bad_env_and_disable, teardown),
         cmocka_unit_test_teardown(test_launcher_usage_and_summary, teardown),
         cmocka_unit_test_teardown(test_cupti_sees_what_no_wrapper_can, teardown),
+        cmocka_unit_test_teardown(test_annotations, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

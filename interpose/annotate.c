@@ -1,0 +1,35 @@
+/* annotate.c — gpuledger_mark / gpuledger_range_push / _pop (gpuledger.h):
+ * an event whose slot carries its label instead of a stack. */
+#include <string.h>
+
+#include "gpuledger.h"
+#include "recorder.h"
+#include "state.h"
+
+static void label_event(int api, const char *label)
+{
+    if (!gl_enter()) {
+        gl_leave();
+        return;
+    }
+    struct gl_call c = {.api = api, .device = -1};
+    struct gl_claim cl;
+    gl_claim_label(&cl, &c, label ? label : "");
+    gl_publish(&cl, 0);
+    gl_leave();
+}
+
+GL_EXPORT void gpuledger_mark(const char *label)
+{
+    label_event(GL_API_gpuledger_mark, label);
+}
+
+GL_EXPORT void gpuledger_range_push(const char *label)
+{
+    label_event(GL_API_gpuledger_range_push, label);
+}
+
+GL_EXPORT void gpuledger_range_pop(void)
+{
+    label_event(GL_API_gpuledger_range_pop, NULL);
+}
