@@ -52,7 +52,10 @@ def main():
     ap.add_argument("--dim", type=int, default=512)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--leak", action="store_true", help="append a 1 MiB tensor to a global list every step")
+    ap.add_argument("--marks", action="store_true", help="call gpuledger_mark at the end of each step (ctypes)")
     args = ap.parse_args()
+    import ctypes
+    mark = getattr(ctypes.CDLL(None), "gpuledger_mark", None) if args.marks else None
     torch.manual_seed(0)
     dev = torch.device("cuda")
     model = TinyGPT(d=args.dim).to(dev)
@@ -71,6 +74,8 @@ def main():
             LEAKED.append(torch.empty(1 << 18, device=dev))  # 1 MiB per step
         torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
+        if mark:
+            mark(f"step {step}".encode())
     times.sort()
     print(json.dumps({
         "max_memory_allocated": torch.cuda.max_memory_allocated(),
