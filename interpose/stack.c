@@ -1,6 +1,7 @@
 /* stack.c — native stack capture with libunwind (see stack.h). */
 #define UNW_LOCAL_ONLY
 #include "stack.h"
+#include "symbolize.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -21,27 +22,13 @@ static int find_range(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     struct range_query *q = data;
-    uintptr_t lo = UINTPTR_MAX, hi = 0;
-    int inside = 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD)
-            continue;
-        uintptr_t a = info->dlpi_addr + ph->p_vaddr, b = a + ph->p_memsz;
-        if (a < lo)
-            lo = a;
-        if (b > hi)
-            hi = b;
-        if (q->addr >= a && q->addr < b)
-            inside = 1;
-    }
-    if (inside) {
-        q->lo = lo;
-        q->hi = hi;
-        q->found = 1;
-        return 1;
-    }
-    return 0;
+    uintptr_t lo, hi;
+    if (!gl_phdr_extent(info, q->addr, &lo, &hi))
+        return 0;
+    q->lo = lo;
+    q->hi = hi;
+    q->found = 1;
+    return 1;
 }
 
 int gl_code_range_of(const void *addr, uintptr_t *lo, uintptr_t *hi)

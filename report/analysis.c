@@ -444,6 +444,22 @@ static int cmp_alloc_ptr_pool(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* A new zeroed entry at the end of *out (grown as needed), or NULL. */
+static struct gl_pool_holes *next_entry(struct gl_pool_holes **out, size_t *n, size_t *cap)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 8;
+        struct gl_pool_holes *nv = realloc(*out, nc * sizeof *nv);
+        if (!nv)
+            return NULL;
+        *out = nv;
+        *cap = nc;
+    }
+    struct gl_pool_holes *ph = &(*out)[(*n)++];
+    memset(ph, 0, sizeof *ph);
+    return ph;
+}
+
 int gl_holes(struct gl_run *r, uint64_t pool_filter, struct gl_pool_holes **out, size_t *n)
 {
     *out = NULL;
@@ -479,15 +495,9 @@ int gl_holes(struct gl_run *r, uint64_t pool_filter, struct gl_pool_holes **out,
             reg[nr++] = (struct ival){m[k]->addr, m[k]->addr + m[k]->size};
         qsort(reg, nr, sizeof *reg, cmp_ival);
         nr = merge(reg, nr);
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 8;
-            struct gl_pool_holes *nv = realloc(*out, cap * sizeof *nv);
-            if (!nv)
-                break;
-            *out = nv;
-        }
-        struct gl_pool_holes *ph = &(*out)[(*n)++];
-        memset(ph, 0, sizeof *ph);
+        struct gl_pool_holes *ph = next_entry(out, n, &cap);
+        if (!ph)
+            break;
         ph->what = "async pool";
         ph->pool = m[i]->pool;
         ph->device = m[i]->device;
@@ -510,15 +520,9 @@ int gl_holes(struct gl_run *r, uint64_t pool_filter, struct gl_pool_holes **out,
         if (!nm)
             continue;
         struct ival region = {va->addr, va->addr + va->size};
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 8;
-            struct gl_pool_holes *nv = realloc(*out, cap * sizeof *nv);
-            if (!nv)
-                break;
-            *out = nv;
-        }
-        struct gl_pool_holes *ph = &(*out)[(*n)++];
-        memset(ph, 0, sizeof *ph);
+        struct gl_pool_holes *ph = next_entry(out, n, &cap);
+        if (!ph)
+            break;
         ph->what = "vmm reservation";
         ph->pool = va->addr;
         ph->device = m[0]->device >= 0 ? m[0]->device : 0;

@@ -29,23 +29,30 @@ struct phdr_query {
     int found;
 };
 
-static int find_module(struct dl_phdr_info *info, size_t size, void *data)
+int gl_phdr_extent(const struct dl_phdr_info *info, uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
 {
-    (void)size;
-    struct phdr_query *q = data;
-    uintptr_t lo = UINTPTR_MAX, hi = 0;
     int inside = 0;
+    *lo = UINTPTR_MAX;
+    *hi = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_LOAD)
             continue;
         uintptr_t a = info->dlpi_addr + ph->p_vaddr, b = a + ph->p_memsz;
-        lo = a < lo ? a : lo;
-        hi = b > hi ? b : hi;
-        if (q->addr >= a && q->addr < b)
+        *lo = a < *lo ? a : *lo;
+        *hi = b > *hi ? b : *hi;
+        if (addr >= a && addr < b)
             inside = 1;
     }
-    if (!inside)
+    return inside;
+}
+
+static int find_module(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct phdr_query *q = data;
+    uintptr_t lo, hi;
+    if (!gl_phdr_extent(info, q->addr, &lo, &hi))
         return 0;
     q->m.lo = lo;
     q->m.hi = hi;

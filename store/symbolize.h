@@ -34,6 +34,11 @@ struct gl_frame_info {
     uint64_t rel;             /* ip - module bias */
 };
 
+/* Extent [lo, hi) of a loaded object's PT_LOAD segments, and whether addr
+ * lies in one of them. Shared with the recorder's own-frame range. */
+struct dl_phdr_info;
+int gl_phdr_extent(const struct dl_phdr_info *info, uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
+
 void gl_symbolizer_init(struct gl_symbolizer *s, int names);
 void gl_symbolizer_free(struct gl_symbolizer *s);
 /* `ip` is a return address: the call instruction is looked up (ip - 1). */
