@@ -18,7 +18,7 @@
 #include "stack.h"
 #include "state.h"
 
-struct gl_state gl_st = {.exit_code = -1};
+struct gl_state gl_st = {.exit_code = -1, .fork_lock = PTHREAD_MUTEX_INITIALIZER};
 
 void gl_thread_reset(int depth);
 
@@ -88,8 +88,29 @@ static void install_signal_handlers(void)
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
+static int fork_locked;
+
+static void fork_prepare(void)
+{
+    /* wait for the writer to leave SQLite/the loader (a batch, milliseconds) */
+    if (atomic_load(&gl_st.writer_state) == 1) {
+        pthread_mutex_lock(&gl_st.fork_lock);
+        fork_locked = 1;
+    }
+}
+
+static void fork_parent(void)
+{
+    if (fork_locked) {
+        fork_locked = 0;
+        pthread_mutex_unlock(&gl_st.fork_lock);
+    }
+}
+
 static void fork_child(void)
 {
+    fork_locked = 0;
+    pthread_mutex_init(&gl_st.fork_lock, NULL);
     /* Only the forking thread exists here. The parent's SQLite connection
      * must never be used (nor closed) in the child: leave it, and start a
      * fresh database of the child's own on its first event. */
@@ -126,7 +147,7 @@ static void init_once_fn(void)
         atomic_store(&gl_st.phase, GL_PHASE_DISABLED);
         return;
     }
-    pthread_atfork(NULL, NULL, fork_child);
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
     install_signal_handlers();
     atomic_store(&gl_st.phase, GL_PHASE_RECORDING);
 }

@@ -30,6 +30,10 @@ struct gl_state {
     _Atomic int exit_code;      /* -1 unknown */
     _Atomic int exit_signal;    /* 0 none */
     pthread_t writer;
+    /* Held by the writer while it is inside SQLite or the loader, and by a
+     * thread calling fork (atfork prepare): a fork child must never inherit
+     * those half-taken. Never taken on the hot path. */
+    pthread_mutex_t fork_lock;
     uint64_t start_ns;
     int pid;                    /* getpid() at start-up / after fork */
     char db_path[4096];

@@ -141,7 +141,9 @@ static void *writer_main(void *arg)
     prctl(PR_SET_NAME, "gpuledger-wr", 0, 0, 0);
 
     struct gl_queue *q = &gl_st.queue;
+    pthread_mutex_lock(&gl_st.fork_lock);
     struct gl_store *s = open_store();
+    pthread_mutex_unlock(&gl_st.fork_lock);
     if (!s) {
         atomic_store(&gl_st.phase, GL_PHASE_DISABLED);
         atomic_store(&gl_st.writer_state, 2);
@@ -157,6 +159,7 @@ static void *writer_main(void *arg)
         int flush = freq != atomic_load(&gl_st.flush_done) || stop;
         size_t n = 0;
         struct gl_event *ev;
+        pthread_mutex_lock(&gl_st.fork_lock);
         while ((flush || n < 16384) && (ev = gl_queue_peek(q)) != NULL) {
             if (ok && gl_store_add(s, ev) != 0) {
                 ok = 0;
@@ -177,6 +180,7 @@ static void *writer_main(void *arg)
             last_commit = now;
             dirty = 0;
         }
+        pthread_mutex_unlock(&gl_st.fork_lock);
         if (flush)
             atomic_store(&gl_st.flush_done, freq);
         if (stop) {
@@ -189,6 +193,7 @@ static void *writer_main(void *arg)
         if (n == 0)
             nanosleep(&nap, NULL);
     }
+    pthread_mutex_lock(&gl_st.fork_lock);
     if (ok) {
         struct gl_run_counters c;
         counters(&c);
@@ -199,6 +204,7 @@ static void *writer_main(void *arg)
         gl_warn("wrote %s: %llu events, peak %llu bytes", gl_st.db_path,
                 (unsigned long long)gl_store_event_count(s), (unsigned long long)gl_store_peak_bytes(s));
     gl_store_close(s);
+    pthread_mutex_unlock(&gl_st.fork_lock);
     atomic_store(&gl_st.writer_state, 2);
     return NULL;
 }
