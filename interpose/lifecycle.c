@@ -94,7 +94,9 @@ static void fork_prepare(void)
 {
     /* wait for the writer to leave SQLite/the loader (a batch, milliseconds) */
     if (atomic_load(&gl_st.writer_state) == 1) {
+        atomic_store(&gl_st.fork_pending, 1);
         pthread_mutex_lock(&gl_st.fork_lock);
+        atomic_store(&gl_st.fork_pending, 0);
         fork_locked = 1;
     }
 }

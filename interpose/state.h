@@ -34,6 +34,7 @@ struct gl_state {
      * thread calling fork (atfork prepare): a fork child must never inherit
      * those half-taken. Never taken on the hot path. */
     pthread_mutex_t fork_lock;
+    _Atomic int fork_pending;   /* a fork waits for fork_lock: the writer steps aside */
     uint64_t start_ns;
     int pid;                    /* getpid() at start-up / after fork */
     char db_path[4096];

@@ -181,6 +181,10 @@ static void *writer_main(void *arg)
             dirty = 0;
         }
         pthread_mutex_unlock(&gl_st.fork_lock);
+        /* mutexes are not fair: let a waiting fork have the lock */
+        struct timespec step_aside = {0, 100000};
+        while (atomic_load(&gl_st.fork_pending))
+            nanosleep(&step_aside, NULL);
         if (flush)
             atomic_store(&gl_st.flush_done, freq);
         if (stop) {

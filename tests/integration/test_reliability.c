@@ -160,6 +160,20 @@ static void test_sixty_four_threads(void **state)
     sqlite3_close(db);
 }
 
+static void test_fork_while_recording(void **state)
+{
+    (void)state;
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "s-%p.db", PROG("misc"), "forkstorm"));
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "forkstorm: 0 of 10 children failed"));
+    char cmd[800];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && n=0; for d in s-*.db; do sqlite3 $d 'SELECT count(*) FROM events' >/dev/null || exit 1; "
+             "n=$((n+1)); done; test $n = 11",
+             h_dir());
+    assert_int_equal(system(cmd), 0);
+}
+
 static void test_dlclose_of_the_runtime(void **state)
 {
     (void)state;
@@ -234,6 +248,7 @@ int main(void)
         cmocka_unit_test_teardown(test_abort_and__exit, teardown),
         cmocka_unit_test_teardown(test_exec_keeps_events, teardown),
         cmocka_unit_test_teardown(test_sixty_four_threads, teardown),
+        cmocka_unit_test_teardown(test_fork_while_recording, teardown),
         cmocka_unit_test_teardown(test_dlclose_of_the_runtime, teardown),
         cmocka_unit_test_teardown(test_two_processes_one_path, teardown),
         cmocka_unit_test_teardown(test_overflow_is_counted_never_silent, teardown),

@@ -7,6 +7,9 @@
  *               middle one, trim to 0
  *   managed     managed + pinned host + pitch allocations, all freed
  *   devices     1 MiB on device 0 and 2 MiB on device 1, both leaked
+ *   forkstorm   a thread allocates without pause while main forks 10 children
+ *               that allocate 1 MiB and exit; exit 0 only if all of them end
+ *               within 10 s (a child inheriting a held lock would hang)
  *   crash       allocate, then SIGSEGV
  *   abort       allocate, then abort()
  *   _exit N     allocate, then _exit(N)
@@ -17,6 +20,7 @@
  *   frag        8 x 256 KiB from the stream-ordered pool, then frees #1,#3,#4,#6:
  *               3 holes (256K, 512K, 256K) in a 2 MiB region */
 #include <cuda_runtime_api.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +52,48 @@ static int do_fork(void)
     waitpid(pid, &st, 0);
     cudaFree(p);
     return WIFEXITED(st) ? WEXITSTATUS(st) : 99;
+}
+
+static volatile int storm_stop;
+
+static void *storm(void *arg)
+{
+    (void)arg;
+    cudaStream_t s;
+    cudaStreamCreate(&s);
+    while (!storm_stop) {
+        void *p = NULL;
+        cudaMallocAsync(&p, 4096, s);
+        cudaFreeAsync(p, s);
+    }
+    return NULL;
+}
+
+static int do_forkstorm(void)
+{
+    pthread_t t;
+    cudaFree(0);
+    pthread_create(&t, NULL, storm, NULL);
+    int bad = 0;
+    for (int i = 0; i < 10; i++) {
+        struct timespec nap = {0, 5 * 1000 * 1000};
+        nanosleep(&nap, NULL);
+        pid_t pid = fork();
+        if (pid == 0) {
+            alarm(10); /* a hung child dies of SIGALRM instead of hanging the test */
+            void *q = NULL;
+            cudaMalloc(&q, 1u << 20);
+            cudaFree(q);
+            _exit(0);
+        }
+        int st = 0;
+        waitpid(pid, &st, 0);
+        bad += !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    }
+    storm_stop = 1;
+    pthread_join(t, NULL);
+    printf("forkstorm: %d of 10 children failed\n", bad);
+    return bad ? 1 : 0;
 }
 
 static int do_pool(void)
@@ -181,6 +227,8 @@ int main(int argc, char **argv)
         return do_grow(n > 0 ? n : 10);
     if (!strcmp(what, "frag"))
         return do_frag();
+    if (!strcmp(what, "forkstorm"))
+        return do_forkstorm();
     if (!strcmp(what, "abort")) {
         leak_one(4096);
         abort();
