@@ -230,6 +230,9 @@ int cmd_run(int argc, char **argv)
     if (!getenv("CUDA_INJECTION64_PATH") && !(cupti && (!strcmp(cupti, "0") || !strcasecmp(cupti, "no") ||
                                                        !strcasecmp(cupti, "false") || !strcasecmp(cupti, "off"))))
         setenv("CUDA_INJECTION64_PATH", lib, 1);
+    /* NVTX ranges and marks (torch.cuda.nvtx, libraries) become annotations */
+    if (!getenv("NVTX_INJECTION64_PATH"))
+        setenv("NVTX_INJECTION64_PATH", lib, 1);
     char manifest[] = "/tmp/gpuledger-run-XXXXXX";
     int mfd = mkstemp(manifest);
     if (mfd >= 0) {

@@ -421,6 +421,21 @@ static void test_annotations(void **state)
     h_run(&r, NULL, ARGV(GL, "leaks", "--steps", "m.db"));
     assert_non_null(strstr(r.out, "growing step after step (6 steps ended by the program's marks): 1 stack"));
     assert_non_null(strstr(r.out, "live per step: 1.00 MiB 2.00 MiB 3.00 MiB 4.00 MiB 5.00 MiB 6.00 MiB"));
+    /* NVTX v3 (header-only) ranges and marks, through NVTX_INJECTION64_PATH */
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "nv.db", PROG("nvtx")));
+    assert_int_equal(r.status, 0);
+    db = h_open("nv.db");
+    assert_string_equal(h_text(db, "SELECT group_concat(op || ':' || coalesce(label, '') || ':' || "
+                                   "coalesce(parent_seq, 0), ' ') FROM (SELECT * FROM annotations WHERE seq < 8 ORDER BY seq)"),
+                        "range_push:step:0 range_push:forward:1 range_pop::2 range_pop::1 mark:step 1:0");
+    /* the allocation is tagged with the inner range, its free with the outer */
+    assert_string_equal(h_text(db, "SELECT group_concat(e.op || ':' || a.label, ' ') FROM (SELECT * FROM events "
+                                   "WHERE op IN ('alloc', 'free') AND seq < 8 ORDER BY seq) e JOIN annotations a ON "
+                                   "a.seq = e.range_seq"),
+                        "alloc:forward free:step");
+    sqlite3_close(db);
+    h_run(&r, NULL, ARGV(GL, "leaks", "--steps", "nv.db"));
+    assert_non_null(strstr(r.out, "(3 steps ended by the program's marks): none"));
     /* without gpuledger the program runs as well */
     h_run(&r, NULL, ARGV(PROG("marks")));
     assert_non_null(strstr(r.out, "marks: no gpuledger"));
