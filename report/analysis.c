@@ -4,6 +4,7 @@
 #include "analysis.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -532,6 +533,15 @@ int gl_holes(struct gl_run *r, uint64_t pool_filter, struct gl_pool_holes **out,
     free(m);
     free(reg);
     return 0;
+}
+
+const char *gl_pool_label(const struct gl_pool_holes *p, char *buf, size_t sz)
+{
+    if (!p->pool)
+        snprintf(buf, sz, "default %s", p->what); /* cudaMallocAsync without a pool argument */
+    else
+        snprintf(buf, sz, "%s 0x%llx", p->what, (unsigned long long)p->pool);
+    return buf;
 }
 
 void gl_holes_free(struct gl_pool_holes *h, size_t n)

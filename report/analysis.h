@@ -82,6 +82,8 @@ struct gl_pool_holes {
  * the merged extents of everything the pool ever handed out) and every
  * reserved VA range (mapped vs unmapped). `pool_filter` 0 = all. */
 int gl_holes(struct gl_run *r, uint64_t pool_filter, struct gl_pool_holes **out, size_t *n);
+/* "async pool 0x55…", "default async pool", "vmm reservation 0x7f…" */
+const char *gl_pool_label(const struct gl_pool_holes *p, char *buf, size_t sz);
 void gl_holes_free(struct gl_pool_holes *h, size_t n);
 
 #endif

@@ -106,7 +106,8 @@ int cmd_holes(int argc, char **argv)
                 fprintf(stdout, "],\"worst_index\":%zu}", (size_t)0);
                 continue;
             }
-            printf("%s 0x%" PRIx64 " on device %d (%" PRIu64 " region%s", p->what, p->pool, p->device, p->regions,
+            char name[96];
+            printf("%s on device %d (%" PRIu64 " region%s", gl_pool_label(p, name, sizeof name), p->device, p->regions,
                    p->regions == 1 ? "" : "s");
             if (p->sampled_reserved)
                 printf("; the pool itself reported up to %s reserved", gl_fmt_bytes(p->sampled_reserved, b1, sizeof b1));

@@ -151,11 +151,11 @@ void gl_render_html(FILE *f, struct gl_dossier *ds, size_t n, int top)
                   f);
             for (size_t h = 0; h < d->nholes; h++) {
                 const struct gl_pool_holes *p = &d->holes[h];
-                char c1[32], c2[32], c3[32], c4[32];
-                fprintf(f, "<tr><td>%s 0x%" PRIx64 "</td><td class=n>%d</td><td class=n>%s</td><td class=n>%s</td>"
+                char c1[32], c2[32], c3[32], c4[32], label[96];
+                fprintf(f, "<tr><td>%s</td><td class=n>%d</td><td class=n>%s</td><td class=n>%s</td>"
                            "<td class=n>%s</td><td class=n>%s</td><td class=n>%" PRIu64 "</td><td class=n>%.2f</td>"
                            "<td class=n>%s</td></tr>",
-                        p->what, p->pool, p->device, gl_fmt_bytes(p->worst.reserved, c1, sizeof c1),
+                        gl_pool_label(p, label, sizeof label), p->device, gl_fmt_bytes(p->worst.reserved, c1, sizeof c1),
                         gl_fmt_bytes(p->worst.live, c2, sizeof c2), gl_fmt_bytes(p->worst.free, c3, sizeof c3),
                         gl_fmt_bytes(p->worst.largest_free, c4, sizeof c4), p->worst.holes, p->worst.ext_frag,
                         gl_fmt_rel(p->worst.ts_ns, r->first_ns, t, sizeof t));

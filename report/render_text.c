@@ -99,10 +99,10 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
     }
     for (size_t h = 0; h < ds->nholes; h++) {
         const struct gl_pool_holes *p = &ds->holes[h];
-        char w[32];
-        fprintf(f, "\n%s 0x%" PRIx64 " (device %d): worst at %s: %s free of %s in %" PRIu64
+        char w[32], label[96];
+        fprintf(f, "\n%s (device %d): worst at %s: %s free of %s in %" PRIu64
                    " holes, largest %s, external fragmentation %.2f\n",
-                p->what, p->pool, p->device, gl_fmt_rel(p->worst.ts_ns, r->first_ns, t, sizeof t),
+                gl_pool_label(p, label, sizeof label), p->device, gl_fmt_rel(p->worst.ts_ns, r->first_ns, t, sizeof t),
                 gl_fmt_bytes(p->worst.free, b, sizeof b), gl_fmt_bytes(p->worst.reserved, u, sizeof u), p->worst.holes,
                 gl_fmt_bytes(p->worst.largest_free, w, sizeof w), p->worst.ext_frag);
     }
