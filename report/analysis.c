@@ -481,19 +481,64 @@ int gl_holes(struct gl_run *r, uint64_t pool_filter, struct gl_pool_holes **out,
         free(reg);
         return -1;
     }
+    /* group by (pool, device) keeping seq order: one pass per distinct key
+     * (there are few), a sort only if there are many */
     size_t nm = 0;
-    for (size_t i = 0; i < r->nallocs; i++)
-        if (r->allocs[i].kind == GL_KIND_ASYNC && (!pool_filter || r->allocs[i].pool == pool_filter))
-            m[nm++] = &r->allocs[i];
-    if (nm)
+    struct {
+        uint64_t pool;
+        int device;
+    } keys[64];
+    size_t nkeys = 0;
+    int many = 0;
+    for (size_t i = 0; i < r->nallocs && !many; i++) {
+        const struct gl_alloc *a = &r->allocs[i];
+        if (a->kind != GL_KIND_ASYNC || (pool_filter && a->pool != pool_filter))
+            continue;
+        size_t k = 0;
+        while (k < nkeys && !(keys[k].pool == a->pool && keys[k].device == a->device))
+            k++;
+        if (k == nkeys && nkeys == 64) {
+            many = 1;
+        } else if (k == nkeys) {
+            keys[nkeys].pool = a->pool;
+            keys[nkeys].device = a->device;
+            nkeys++;
+        }
+    }
+    if (!many) {
+        for (size_t k = 0; k < nkeys; k++)
+            for (size_t i = 0; i < r->nallocs; i++) {
+                const struct gl_alloc *a = &r->allocs[i];
+                if (a->kind == GL_KIND_ASYNC && a->pool == keys[k].pool && a->device == keys[k].device &&
+                    (!pool_filter || a->pool == pool_filter))
+                    m[nm++] = a;
+            }
+    } else {
+        for (size_t i = 0; i < r->nallocs; i++)
+            if (r->allocs[i].kind == GL_KIND_ASYNC && (!pool_filter || r->allocs[i].pool == pool_filter))
+                m[nm++] = &r->allocs[i];
         qsort(m, nm, sizeof(const struct gl_alloc *), cmp_alloc_ptr_pool);
+    }
     for (size_t i = 0; i < nm;) {
         size_t j = i;
         while (j < nm && m[j]->pool == m[i]->pool && m[j]->device == m[i]->device)
             j++;
+        /* regions: the distinct intervals (pools reuse addresses a lot),
+         * sorted and merged */
+        struct gl_u64map uniq;
+        gl_u64map_init(&uniq);
+        for (size_t k = i; k < j; k++) {
+            uint64_t end = m[k]->addr + m[k]->size, prev;
+            if (!gl_u64map_get(&uniq, m[k]->addr, &prev) || end > prev)
+                gl_u64map_put(&uniq, m[k]->addr, end);
+        }
         size_t nr = 0;
-        for (size_t k = i; k < j; k++)
-            reg[nr++] = (struct ival){m[k]->addr, m[k]->addr + m[k]->size};
+        for (size_t k = 0; k < uniq.cap; k++)
+            if (uniq.keys[k] != 0 && uniq.keys[k] != UINT64_MAX)
+                reg[nr++] = (struct ival){uniq.keys[k], uniq.vals[k]};
+        if (uniq.has_zero)
+            reg[nr++] = (struct ival){0, uniq.zero_val};
+        gl_u64map_free(&uniq);
         qsort(reg, nr, sizeof *reg, cmp_ival);
         nr = merge(reg, nr);
         struct gl_pool_holes *ph = next_entry(out, n, &cap);
