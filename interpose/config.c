@@ -66,7 +66,7 @@ static void load_bool(const char *name, int *val, void (*warn)(const char *))
 
 void gl_config_load(struct gl_config *c, void (*warn)(const char *msg))
 {
-    unsigned long depth = 48, slots = 16384, wait = 500, commit = 50;
+    unsigned long depth = 48, pydepth = 64, slots = 16384, wait = 500, commit = 50;
     int disable = 0;
     memset(c, 0, sizeof(*c));
     c->symbolize = 1;
@@ -97,6 +97,8 @@ void gl_config_load(struct gl_config *c, void (*warn)(const char *msg))
     if (c->cupti_lib && !*c->cupti_lib)
         c->cupti_lib = NULL;
     load_bool("GPULEDGER_PYTHON", &c->python, warn);
+    load_uint("GPULEDGER_PYTHON_DEPTH", 1, 256, &pydepth, warn);
+    c->python_depth = (unsigned)pydepth;
     c->stack_depth = (unsigned)depth;
     c->queue_slots = slots;
     c->full_wait_ms = (unsigned)wait;

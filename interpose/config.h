@@ -21,7 +21,8 @@ struct gl_config {
     int preloaded;        /* loaded through LD_PRELOAD (our symbol hooks are live) */
     int cupti_activity;   /* GPULEDGER_CUPTI_ACTIVITY: MEMORY2 records (module memory), default 0 */
     const char *cupti_lib;/* GPULEDGER_CUPTI_LIB: libcupti to load if none is loaded */
-    int python;           /* GPULEDGER_PYTHON, default 1 */
+    int python;           /* GPULEDGER_PYTHON, default 1: Python frames in stacks */
+    unsigned python_depth;/* GPULEDGER_PYTHON_DEPTH, 1..256, default 64 */
     const char *manifest; /* GPULEDGER_MANIFEST: file the launcher reads back */
 };
 

@@ -15,6 +15,7 @@
 
 #include "real.h"
 #include "recorder.h"
+#include "pyframes.h"
 #include "stack.h"
 #include "state.h"
 
@@ -113,6 +114,7 @@ static void fork_child(void)
 {
     fork_locked = 0;
     pthread_mutex_init(&gl_st.fork_lock, NULL);
+    gl_py_after_fork();
     /* Only the forking thread exists here. The parent's SQLite connection
      * must never be used (nor closed) in the child: leave it, and start a
      * fresh database of the child's own on its first event. */
@@ -144,7 +146,11 @@ static void init_once_fn(void)
         return;
     }
     gl_stack_init();
-    if (gl_queue_init(&gl_st.queue, gl_st.cfg.queue_slots, gl_st.cfg.stack_depth + GL_STACK_SLACK) != 0) {
+    /* a Python process: room in each slot for its frames too */
+    unsigned py_room = 0;
+    if (gl_st.cfg.python && gl_st.cfg.stack_depth && gl_py_probe(gl_st.cfg.python_depth))
+        py_room = gl_st.cfg.python_depth;
+    if (gl_queue_init(&gl_st.queue, gl_st.cfg.queue_slots, gl_st.cfg.stack_depth + GL_STACK_SLACK + py_room) != 0) {
         gl_warn("cannot map the event queue (%s); the program runs on unprofiled", strerror(errno));
         atomic_store(&gl_st.phase, GL_PHASE_DISABLED);
         return;

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pyframes.h"
 #include "stack.h"
 #include "state.h"
 
@@ -137,7 +138,15 @@ static void gl_claim_depth(struct gl_claim *cl, const struct gl_call *c, unsigne
     ev->flags = 0;
     ev->reserved = 0;
     int truncated;
-    ev->depth = (uint16_t)gl_stack_capture(ev->ips, depth, &truncated);
+    unsigned n = gl_stack_capture(ev->ips, depth, &truncated);
+    if (depth && gl_st.cfg.python) {
+        unsigned py;
+        int py_truncated;
+        n = gl_py_merge(ev->ips, n, gl_st.queue.max_depth, &py, &py_truncated);
+        if (py) /* the outer end is the Python stack, complete unless cut */
+            truncated = py_truncated;
+    }
+    ev->depth = (uint16_t)n;
     if (truncated) {
         ev->flags |= GL_EVF_TRUNCATED;
         atomic_fetch_add_explicit(&gl_st.truncated, 1, memory_order_relaxed);

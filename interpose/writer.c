@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "outpath.h"
+#include "pyframes.h"
 #include "recorder.h"
 #include "state.h"
 #include "store.h"
@@ -111,6 +112,9 @@ static struct gl_store *open_store(void)
     gl_store_meta(s, "full_wait_ms", num);
     snprintf(num, sizeof num, "%u", gl_st.cfg.commit_ms);
     gl_store_meta(s, "commit_ms", num);
+    gl_store_set_python(s, gl_py_describe);
+    if (gl_py_version())
+        gl_store_meta(s, "python_version", gl_py_version());
     snprintf(gl_st.db_path, sizeof gl_st.db_path, "%s", abspath);
     append_manifest(abspath);
     return s;
@@ -150,7 +154,7 @@ static void *writer_main(void *arg)
         return NULL;
     }
     int ok = 1, dirty = 0;
-    uint64_t last_commit = gl_now_ns(), stop_deadline = 0;
+    uint64_t last_commit = gl_now_ns(), stop_deadline = 0, last_probe = last_commit;
     const uint64_t commit_ns = (uint64_t)gl_st.cfg.commit_ms * 1000000ULL;
     struct timespec nap = {0, 500000};
     for (;;) {
@@ -196,6 +200,14 @@ static void *writer_main(void *arg)
         }
         if (n == 0)
             nanosleep(&nap, NULL);
+        /* a CPython loaded after start-up (dlopen, embedding): look again */
+        if (gl_st.cfg.python && gl_st.cfg.stack_depth && !gl_py_ready() && now - last_probe > 1000000000ULL) {
+            last_probe = now;
+            pthread_mutex_lock(&gl_st.fork_lock);
+            if (gl_py_probe(gl_st.cfg.python_depth) && ok)
+                gl_store_meta(s, "python_version", gl_py_version());
+            pthread_mutex_unlock(&gl_st.fork_lock);
+        }
     }
     pthread_mutex_lock(&gl_st.fork_lock);
     if (ok) {

@@ -50,7 +50,9 @@ struct gl_store {
     struct gl_u64map range_of_tid;  /* tid -> seq of its innermost open range */
     struct gl_u64map range_parent;  /* open range seq -> the range it is inside (0: none) */
     uint64_t process_range;         /* latest open range of any thread */
-    sqlite3_stmt *ins_event, *ins_stack, *ins_entry, *ins_frame, *ins_module, *upd_run, *fin_run, *put_dev;
+    sqlite3_stmt *ins_event, *ins_stack, *ins_entry, *ins_frame, *ins_pyframe, *ins_module, *upd_run, *fin_run,
+        *put_dev;
+    gl_py_describe_fn py_describe;  /* Python pseudo-frames (bit 63) -> names */
     int in_txn;
     char err[512];
     uint64_t next_seq, events, unmatched_frees;
@@ -169,6 +171,8 @@ struct gl_store *gl_store_open(const char *path, const struct gl_run_info *info,
         prepare(s, &s->ins_entry, "INSERT INTO stack_entries(stack_id, depth, frame_id) VALUES(?,?,?)") ||
         prepare(s, &s->ins_frame,
                 "INSERT INTO frames(id, ip, module_id, rel, symbol, sym_offset) VALUES(?,?,?,?,?,?)") ||
+        prepare(s, &s->ins_pyframe,
+                "INSERT INTO frames(id, symbol, file, line, python) VALUES(?,?,?,?,1)") ||
         prepare(s, &s->ins_module, "INSERT INTO modules(id, path, base, size, build_id) VALUES(?,?,?,?,?)") ||
         prepare(s, &s->upd_run,
                 "UPDATE run SET event_count=?, dropped_events=?, truncated_stacks=?, unmatched_frees=?") ||
@@ -274,6 +278,18 @@ static uint64_t frame_id(struct gl_store *s, uintptr_t ip)
     uint64_t id;
     if (gl_u64map_get(&s->frames, ip, &id))
         return id;
+    const char *pyfile, *pyfunc;
+    int pyline;
+    if ((ip & GL_PYFRAME_IP) && s->py_describe && s->py_describe(ip, &pyfile, &pyfunc, &pyline) == 0) {
+        id = (uint64_t)s->next_frame++;
+        sqlite3_bind_int64(s->ins_pyframe, 1, (sqlite3_int64)id);
+        sqlite3_bind_text(s->ins_pyframe, 2, pyfunc, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(s->ins_pyframe, 3, pyfile, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int(s->ins_pyframe, 4, pyline);
+        step_done(s, s->ins_pyframe, "writing a Python frame");
+        gl_u64map_put(&s->frames, ip, id);
+        return id;
+    }
     struct gl_frame_info fi;
     gl_symbolize(&s->sym, ip, &fi);
     id = (uint64_t)s->next_frame++;
@@ -740,12 +756,17 @@ int gl_store_finish(struct gl_store *s, const struct gl_run_counters *c, uint64_
     return exec(s, "COMMIT");
 }
 
+void gl_store_set_python(struct gl_store *s, gl_py_describe_fn describe)
+{
+    s->py_describe = describe;
+}
+
 void gl_store_close(struct gl_store *s)
 {
     if (!s)
         return;
     sqlite3_stmt **sts[] = {&s->ins_annotation, &s->ins_pool_sample, &s->ins_dev_sample, &s->ins_batch, &s->ins_event, &s->ins_stack, &s->ins_entry, &s->ins_frame,
-                            &s->ins_module, &s->upd_run,   &s->fin_run,   &s->put_dev};
+                            &s->ins_pyframe, &s->ins_module, &s->upd_run,   &s->fin_run,   &s->put_dev};
     for (size_t i = 0; i < sizeof sts / sizeof sts[0]; i++)
         sqlite3_finalize(*sts[i]);
     if (s->db) {
