@@ -348,7 +348,7 @@ unsigned gl_py_merge(uintptr_t *ips, unsigned n, unsigned cap, unsigned *py, int
         ips[--o] = buf[j] & ~GROUP_END;
     unsigned e = evals;
     for (unsigned i = k; i-- > 0;) {
-        if (ips[i] & EVAL_MARK) {
+        if ((ips[i] & EVAL_MARK) && e > 0) {
             e--;
             for (unsigned j = gstart[e + 1]; j-- > gstart[e];)
                 ips[--o] = buf[j] & ~GROUP_END;

@@ -88,9 +88,28 @@ const struct gl_stack *gl_stack_get(struct gl_stacks *s, int64_t id)
     return &s->v[s->n++];
 }
 
+/* A Python file as people say it: the part after site-packages/ (or
+ * dist-packages/, or the standard library's lib/pythonX.Y/); other paths
+ * whole. */
+static const char *short_py_path(const char *file)
+{
+    static const char *const roots[] = {"/site-packages/", "/dist-packages/"};
+    for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++) {
+        const char *p = strstr(file, roots[i]);
+        if (p)
+            return p + strlen(roots[i]);
+    }
+    const char *p = strstr(file, "/lib/python3");
+    if (p && (p = strchr(p + 12, '/')) != NULL)
+        return p + 1;
+    return file;
+}
+
 const char *gl_frame_name(const struct gl_frame *f, char *buf, size_t sz)
 {
-    if (f->symbol && f->file && f->line > 0)
+    if (f->python && f->symbol && f->file)
+        snprintf(buf, sz, "%s (%s:%d)", f->symbol, short_py_path(f->file), f->line);
+    else if (f->symbol && f->file && f->line > 0)
         snprintf(buf, sz, "%s (%s:%d)", f->symbol, f->file, f->line);
     else if (f->symbol)
         snprintf(buf, sz, "%s", f->symbol);

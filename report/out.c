@@ -114,6 +114,16 @@ void gl_print_chain(FILE *f, const struct gl_stack *st, int max)
     int k = gl_first_interesting(st);
     if (k)
         fputs("[allocator] <- ", f);
+    /* Python frames say the most: when native frames stand between the
+     * first interesting one and the innermost Python line, skip them */
+    int py = k;
+    while (py < st->n && !st->f[py].python)
+        py++;
+    if (py < st->n && py > k + 1 && max > 1) {
+        fprintf(f, "%s <- ... <- ", gl_frame_name(&st->f[k], buf, sizeof buf));
+        k = py;
+        max--;
+    }
     for (int i = k; i < st->n && i < k + max; i++)
         fprintf(f, "%s%s", i > k ? " <- " : "", gl_frame_name(&st->f[i], buf, sizeof buf));
     if (st->n > k + max)
