@@ -264,6 +264,8 @@ static unsigned walk(uintptr_t ts, uintptr_t *out, unsigned max, int *truncated)
                 break;
             }
             uintptr_t code = rd_ptr(f + (uintptr_t)vt->f_code);
+            if (!code || rd_ptr(code + OB_TYPE) != code_type)
+                break; /* not the layout we expect: stop rather than guess */
             int64_t lasti = rd_i32(f + (uintptr_t)vt->f_instr);
             out[m++] = pseudo(code, lasti * vt->lasti_mult) | GROUP_END;
         }
@@ -282,8 +284,11 @@ static unsigned walk(uintptr_t ts, uintptr_t *out, unsigned max, int *truncated)
             continue;
         }
         uintptr_t code = rd_ptr(f + (uintptr_t)vt->f_code);
-        if (!code || (vt->style == ST_313 && rd_ptr(code + OB_TYPE) != code_type))
-            continue;
+        if (!code || rd_ptr(code + OB_TYPE) != code_type) {
+            if (vt->style == ST_313)
+                continue; /* 3.13: f_executable may be None (shim) or another callable */
+            break;        /* not the layout we expect: stop rather than guess */
+        }
         if (m == max) {
             *truncated = 1;
             break;

@@ -2,7 +2,7 @@
 
 Prints one JSON line with PyTorch's own memory counters and the median step
 time, so gpu-check.sh can compare them with gpuledger's database.
-Usage: python3 torch_train.py [--steps N] [--leak] [--dim D]
+Usage: python3 torch_train.py [--steps N] [--leak] [--lora-leak] [--marks] [--dim D]
 """
 import argparse
 import json
@@ -12,6 +12,20 @@ import torch
 import torch.nn as nn
 
 LEAKED = []  # the planted leak: tensors appended every step
+ADAPTERS = []  # the LoRA-style planted leak: adapters loaded every step, never unloaded
+
+
+def load_adapter(model, rank=8):
+    """A LoRA adapter for every Linear of the model (A: rank x in, B: out x
+    rank), loaded the way a fine-tuning pipeline loads one per task."""
+    dev = next(model.parameters()).device
+    adapter = {}
+    for name, mod in model.named_modules():
+        if isinstance(mod, nn.Linear):
+            a = torch.randn(rank, mod.in_features, device=dev) * 0.01
+            b = torch.zeros(mod.out_features, rank, device=dev)
+            adapter[name] = (a, b)
+    return adapter
 
 
 class Block(nn.Module):
@@ -52,6 +66,8 @@ def main():
     ap.add_argument("--dim", type=int, default=512)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--leak", action="store_true", help="append a 1 MiB tensor to a global list every step")
+    ap.add_argument("--lora-leak", action="store_true",
+                    help="load a LoRA adapter every step and keep it (never unloaded)")
     ap.add_argument("--marks", action="store_true", help="call gpuledger_mark at the end of each step (ctypes)")
     args = ap.parse_args()
     import ctypes
@@ -72,6 +88,8 @@ def main():
         opt.zero_grad(set_to_none=True)
         if args.leak:
             LEAKED.append(torch.empty(1 << 18, device=dev))  # 1 MiB per step
+        if args.lora_leak:
+            ADAPTERS.append(load_adapter(model))  # the bug: the previous adapter is never unloaded
         torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
         if mark:
