@@ -72,6 +72,7 @@ void gl_config_load(struct gl_config *c, void (*warn)(const char *msg))
     c->symbolize = 1;
     c->cupti = GL_CUPTI_AUTO;
     c->python = 1;
+    c->free_stacks = 1;
     load_bool("GPULEDGER_DISABLE", &disable, warn);
     c->enabled = !disable;
     c->output = getenv("GPULEDGER_OUTPUT");
@@ -96,7 +97,16 @@ void gl_config_load(struct gl_config *c, void (*warn)(const char *msg))
     c->cupti_lib = getenv("GPULEDGER_CUPTI_LIB");
     if (c->cupti_lib && !*c->cupti_lib)
         c->cupti_lib = NULL;
-    load_bool("GPULEDGER_PYTHON", &c->python, warn);
+    const char *py = getenv("GPULEDGER_PYTHON");
+    if (py && !strcasecmp(py, "mixed"))
+        c->python = 2;
+    else if (py && gl_parse_bool(py, &c->python) != 0) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "GPULEDGER_PYTHON='%s' is not 0/1/mixed; using 1", py);
+        warn(msg);
+        c->python = 1;
+    }
+    load_bool("GPULEDGER_FREE_STACKS", &c->free_stacks, warn);
     load_uint("GPULEDGER_PYTHON_DEPTH", 1, 256, &pydepth, warn);
     c->python_depth = (unsigned)pydepth;
     c->stack_depth = (unsigned)depth;

@@ -21,7 +21,8 @@ struct gl_config {
     int preloaded;        /* loaded through LD_PRELOAD (our symbol hooks are live) */
     int cupti_activity;   /* GPULEDGER_CUPTI_ACTIVITY: MEMORY2 records (module memory), default 0 */
     const char *cupti_lib;/* GPULEDGER_CUPTI_LIB: libcupti to load if none is loaded */
-    int python;           /* GPULEDGER_PYTHON, default 1: Python frames in stacks */
+    int python;           /* GPULEDGER_PYTHON: 0 off, 1 (default) Python frames, 2 "mixed" */
+    int free_stacks;      /* GPULEDGER_FREE_STACKS, default 1: stacks on frees/unmaps too */
     unsigned python_depth;/* GPULEDGER_PYTHON_DEPTH, 1..256, default 64 */
     const char *manifest; /* GPULEDGER_MANIFEST: file the launcher reads back */
 };

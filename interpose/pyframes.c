@@ -365,6 +365,55 @@ unsigned gl_py_merge(uintptr_t *ips, unsigned n, unsigned cap, unsigned *py, int
     return total;
 }
 
+/* Index + 1 of the eval-loop frame in this thread's last Python stack (0:
+ * none yet): how deep to unwind first next time. */
+static __thread unsigned tls_eval_at __attribute__((tls_model("initial-exec")));
+
+static int find_eval(const uintptr_t *ips, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (ips[i] - 1 >= eval_lo && ips[i] - 1 < eval_hi)
+            return (int)i;
+    return -1;
+}
+
+unsigned gl_py_stack(uintptr_t *ips, unsigned depth, unsigned cap, int mixed, int *truncated)
+{
+    if (mixed || !atomic_load_explicit(&ready, memory_order_acquire) || !f_initialized() || f_finalizing() ||
+        !f_this_ts()) {
+        unsigned n = gl_stack_capture(ips, depth, truncated);
+        unsigned py;
+        int py_truncated;
+        n = gl_py_merge(ips, n, cap, &py, &py_truncated);
+        if (py) /* the outer end is the Python stack, complete unless cut */
+            *truncated = py_truncated;
+        return n;
+    }
+    /* A Python thread: the native frames that matter are those above the
+     * first eval-loop frame (the Python frames stand for everything below),
+     * so unwind only about as deep as that was last time. */
+    unsigned hint = tls_eval_at ? tls_eval_at + 8 : 32;
+    unsigned d = hint < depth ? hint : depth;
+    /* our own frames above the caller are few here (a CUPTI callback has
+     * many: its first attempt falls short and is retried in full) */
+    unsigned n = gl_stack_capture_slack(ips, d, 8, truncated);
+    int at = find_eval(ips, n);
+    if (at < 0 && *truncated && d < depth) {
+        n = gl_stack_capture(ips, depth, truncated);
+        at = find_eval(ips, n);
+    }
+    if (at >= 0) {
+        n = (unsigned)at + 1;
+        tls_eval_at = (unsigned)at + 1 > tls_eval_at ? (unsigned)at + 1 : tls_eval_at - 1;
+    }
+    unsigned py;
+    int py_truncated;
+    n = gl_py_merge(ips, n, cap, &py, &py_truncated);
+    if (py)
+        *truncated = py_truncated;
+    return n;
+}
+
 /* ---- set-up ---------------------------------------------------------------- */
 
 static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;

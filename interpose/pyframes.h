@@ -35,6 +35,13 @@ const char *gl_py_version(void);
  * *py_truncated whether Python frames were cut at the limit. */
 unsigned gl_py_merge(uintptr_t *ips, unsigned n, unsigned cap, unsigned *py, int *py_truncated);
 
+/* The stack of the calling thread into ips (capacity cap): native frames
+ * (at most depth) merged with its Python frames. A thread running Python
+ * gets the native frames above the first eval-loop frame and then all its
+ * Python frames (unwinding stops there: cheaper); mixed = 1 unwinds the
+ * whole native stack and interleaves (GPULEDGER_PYTHON=mixed). */
+unsigned gl_py_stack(uintptr_t *ips, unsigned depth, unsigned cap, int mixed, int *truncated);
+
 /* Writer side: file and qualified name of a pseudo address's code object,
  * and its line. Returns 0, or -1 if ip is not a valid Python frame. */
 int gl_py_describe(uint64_t ip, const char **file, const char **func, int *line);

@@ -138,14 +138,9 @@ static void gl_claim_depth(struct gl_claim *cl, const struct gl_call *c, unsigne
     ev->flags = 0;
     ev->reserved = 0;
     int truncated;
-    unsigned n = gl_stack_capture(ev->ips, depth, &truncated);
-    if (depth && gl_st.cfg.python) {
-        unsigned py;
-        int py_truncated;
-        n = gl_py_merge(ev->ips, n, gl_st.queue.max_depth, &py, &py_truncated);
-        if (py) /* the outer end is the Python stack, complete unless cut */
-            truncated = py_truncated;
-    }
+    unsigned n = depth && gl_st.cfg.python
+                     ? gl_py_stack(ev->ips, depth, gl_st.queue.max_depth, gl_st.cfg.python == 2, &truncated)
+                     : gl_stack_capture(ev->ips, depth, &truncated);
     ev->depth = (uint16_t)n;
     if (truncated) {
         ev->flags |= GL_EVF_TRUNCATED;
@@ -157,7 +152,11 @@ static void gl_claim_depth(struct gl_claim *cl, const struct gl_call *c, unsigne
 
 void gl_claim(struct gl_claim *cl, const struct gl_call *c)
 {
-    gl_claim_depth(cl, c, gl_st.cfg.stack_depth);
+    /* GPULEDGER_FREE_STACKS=0: frees and unmaps carry no stack (half the
+     * unwinding in an alloc/free loop; the allocation's stack remains) */
+    uint8_t op = api_op[c->api];
+    int release = op == GL_OP_FREE || op == GL_OP_UNMAP || op == GL_OP_RELEASE || op == GL_OP_UNRESERVE;
+    gl_claim_depth(cl, c, release && !gl_st.cfg.free_stacks ? 0 : gl_st.cfg.stack_depth);
 }
 
 void gl_claim_label(struct gl_claim *cl, const struct gl_call *c, const char *label)

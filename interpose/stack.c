@@ -72,10 +72,17 @@ static int skipped(uintptr_t ip, int n)
 
 unsigned gl_stack_capture(uintptr_t *ips, unsigned max_depth, int *truncated)
 {
+    return gl_stack_capture_slack(ips, max_depth, GL_STACK_SLACK, truncated);
+}
+
+unsigned gl_stack_capture_slack(uintptr_t *ips, unsigned max_depth, unsigned slack, int *truncated)
+{
     *truncated = 0;
     if (max_depth == 0)
         return 0;
-    int cap = (int)(max_depth + GL_STACK_SLACK);
+    if (slack > GL_STACK_SLACK)
+        slack = GL_STACK_SLACK;
+    int cap = (int)(max_depth + slack);
     int n = unw_backtrace((void **)ips, cap);
     if (n <= 0)
         return 0;

@@ -21,6 +21,9 @@ void gl_stack_add_skip_range(uintptr_t lo, uintptr_t hi);
  * frames kept (<= max_depth), innermost first, our own frames removed;
  * *truncated is set when frames were cut at the bottom. */
 unsigned gl_stack_capture(uintptr_t *ips, unsigned max_depth, int *truncated);
+/* The same with fewer extra frames (at most GL_STACK_SLACK): for a first,
+ * shallow attempt that is retried in full when it falls short. */
+unsigned gl_stack_capture_slack(uintptr_t *ips, unsigned max_depth, unsigned slack, int *truncated);
 
 /* The [lo, hi) range of the code segment that contains `addr` (via the loaded
  * program headers); returns 0 on success. */

@@ -46,11 +46,7 @@ static void print_chain_block(FILE *f, struct gl_stacks *s, const struct gl_grou
         fputc('\n', f);
     }
     const struct gl_stack *st = gl_stack_get(s, g->stack_id);
-    char buf[1024];
-    for (int i = 0; i < st->n && i < 12; i++)
-        fprintf(f, "           %2d  %s\n", i, gl_frame_name(&st->f[i], buf, sizeof buf));
-    if (!st->n)
-        fputs("           (no stack recorded)\n", f);
+    gl_print_frame_list(f, st, "           ");
 }
 
 int cmd_leaks(int argc, char **argv)

@@ -156,7 +156,7 @@ static const char *const default_rules =
     "kv_cache           frame   [Kk][Vv]_?[Cc]ache|kv_pool|paged_attention|PagedAttention|KVCacheManager\n"
     "optimizer          frame   torch/optim/|optim\\.|Optimizer|_fused_adam|_multi_tensor_adam|_foreach_|adamw?_step|zero_grad\n"
     "gradients          frame   AccumulateGrad|autograd::Engine::evaluate_function|\\.grad\\b|backward\n"
-    "parameters         frame   load_state_dict|Module\\._apply|Module\\.to|Module\\.cuda|nn/modules/module\\.py|from_pretrained|_load_from_state_dict\n"
+    "parameters         frame   load_state_dict|^Module\\.(_apply|to|cuda|to_empty)(\\.|$)|from_pretrained|load_adapter|(^|[^a-z])[Ll]o[Rr][Aa]([^a-z]|$)\n"
     "activations        frame   forward|autograd::Engine|at::native::\n"
     "other              frame   .\n";
 

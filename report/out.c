@@ -104,6 +104,40 @@ int gl_first_interesting(const struct gl_stack *st)
     return k;
 }
 
+int gl_first_python(const struct gl_stack *st, int from)
+{
+    for (int i = from; i < st->n; i++)
+        if (st->f[i].python)
+            return i;
+    return -1;
+}
+
+void gl_print_frame_list(FILE *f, const struct gl_stack *st, const char *indent)
+{
+    char buf[1024];
+    if (!st->n) {
+        fprintf(f, "%s(no stack recorded)\n", indent);
+        return;
+    }
+    /* up to 8 native frames from the first interesting one, then (when
+     * there are Python frames further out) up to 16 Python-led frames */
+    int k = gl_first_interesting(st), py = gl_first_python(st, k), shown = 0;
+    if (k)
+        fprintf(f, "%s    [%d allocator frames]\n", indent, k);
+    int i = k;
+    for (; i < st->n && shown < 8 && (py < 0 || i < py); i++, shown++)
+        fprintf(f, "%s%2d  %s\n", indent, i, gl_frame_name(&st->f[i], buf, sizeof buf));
+    if (py > i) {
+        fprintf(f, "%s    [%d native frames]\n", indent, py - i);
+        i = py;
+    }
+    int limit = i + (py >= 0 ? 16 : 0);
+    for (; i < st->n && i < limit; i++)
+        fprintf(f, "%s%2d  %s\n", indent, i, gl_frame_name(&st->f[i], buf, sizeof buf));
+    if (i < st->n)
+        fprintf(f, "%s    [%d more frames]\n", indent, st->n - i);
+}
+
 void gl_print_chain(FILE *f, const struct gl_stack *st, int max)
 {
     char buf[1024];

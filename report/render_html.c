@@ -26,6 +26,11 @@ static void frames(FILE *f, struct gl_dossier *ds, int64_t stack_id)
     if (k)
         fputs("<span class=muted>[allocator] ← </span>", f);
     gl_html_str(f, st->n ? gl_frame_name(&st->f[k], buf, sizeof buf) : "(no stack)");
+    int py = gl_first_python(st, k + 1);
+    if (py > 0) {
+        fputs(" ← … ← ", f);
+        gl_html_str(f, gl_frame_name(&st->f[py], buf, sizeof buf));
+    }
     fputs("</summary><ol class=st start=0>", f);
     for (int i = 0; i < st->n; i++) {
         fputs("<li>", f);

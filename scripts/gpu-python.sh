@@ -53,8 +53,10 @@ for row in q("""SELECT f.symbol || ' ' || f.file || ':' || f.line, count(*), sum
 print("truncated stacks:", q("SELECT truncated_stacks, event_count FROM run"))
 PYEOF
 
-echo "== 3. NVTX"
-bash "$ROOT/scripts/gpu-nvtx.sh" 2>&1 | tail -5
+if [ -z "${SKIP_NVTX:-}" ]; then
+  echo "== 3. NVTX"
+  bash "$ROOT/scripts/gpu-nvtx.sh" 2>&1 | tail -5
+fi
 
 echo "== 4. CPU-bound loop, ns per alloc+free pair (rounds: $ROUNDS)"
 for r in $(seq "$ROUNDS"); do
@@ -62,6 +64,7 @@ for r in $(seq "$ROUNDS"); do
   echo "loop native-history $(python3 "$TL" --history 2>/dev/null | last ns_per_pair)"
   echo "loop async-bare $(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync python3 "$TL" 2>/dev/null | last ns_per_pair)"
   echo "loop async-gl-python $("$GL" run -q --torch tensors -o "$W/lp$r.db" -- python3 "$TL" 2>/dev/null | last ns_per_pair)"
+  echo "loop async-gl-python-nofreestacks $(GPULEDGER_FREE_STACKS=0 "$GL" run -q --torch tensors -o "$W/lf$r.db" -- python3 "$TL" 2>/dev/null | last ns_per_pair)"
   echo "loop async-gl-native $(GPULEDGER_PYTHON=0 "$GL" run -q --torch tensors -o "$W/ln$r.db" -- python3 "$TL" 2>/dev/null | last ns_per_pair)"
 done
 python3 - "$W/lp1.db" <<'PYEOF'
@@ -97,8 +100,10 @@ def ratio(a, b, kind):
 h = ratio("native-history", "native-bare", "loop")
 gp = ratio("async-gl-python", "async-bare", "loop")
 gn = ratio("async-gl-native", "async-bare", "loop")
+gf = ratio("async-gl-python-nofreestacks", "async-bare", "loop")
 if h and gp:
-    print("added ns/pair: PyTorch recorder %.0f, gpuledger+Python %.0f, gpuledger native-only %.0f; recorder/gpuledger+Python = %.2fx" % (h, gp, gn or 0, h / gp))
+    print("added ns/pair: PyTorch recorder %.0f, gpuledger+Python %.0f, gpuledger+Python no free stacks %.0f, gpuledger native-only %.0f" % (h, gp, gf or 0, gn or 0))
+    print("recorder / gpuledger+Python = %.2fx; recorder / gpuledger no free stacks = %.2fx" % (h / gp, h / gf if gf else 0))
 sb = med.get(("step", "bare"))
 for k in ("gl-python", "gl-native"):
     if sb and ("step", k) in med:

@@ -309,6 +309,18 @@ static void test_bad_env_and_disable(void **state)
     assert_int_equal(h_int(db, "SELECT count(*) FROM events WHERE stack_id IS NOT NULL"), 0);
     assert_int_equal(h_int(db, "SELECT count(*) FROM events"), 1997);
     sqlite3_close(db);
+    /* GPULEDGER_FREE_STACKS=0: allocations keep their stacks, frees have none */
+    h_run(&r, ENV("GPULEDGER_FREE_STACKS=0"), ARGV(GL, "run", "-q", "-o", "f.db", PROG("alloc1000")));
+    assert_int_equal(r.status, 0);
+    db = h_open("f.db");
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events WHERE op = 'free' AND stack_id IS NOT NULL"), 0);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events WHERE op = 'free'"),
+                     h_int(db, "SELECT count(*) FROM allocations WHERE free_ns IS NOT NULL"));
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events WHERE op = 'alloc' AND stack_id IS NULL"), 0);
+    sqlite3_close(db);
+    h_run(&r, ENV("GPULEDGER_PYTHON=sometimes"), ARGV(GL, "run", "-q", "-o", "p.db", PROG("misc"), "exit", "0"));
+    assert_int_equal(r.status, 0);
+    assert_int_equal(h_count_lines(r.err, "GPULEDGER_PYTHON='sometimes' is not 0/1/mixed"), 1);
 }
 
 static void test_launcher_usage_and_summary(void **state)
