@@ -93,12 +93,15 @@ static void test_embedded_python_frames(void **state)
     assert_int_equal(h_int(db, "SELECT count(*) FROM run WHERE truncated_stacks = 0"), 1);
     assert_string_equal(h_text(db, "SELECT value FROM meta WHERE key = 'python_version'"), "3.11");
     sqlite3_close(db);
-    /* the Python walk adds no host allocator call on the hot path */
+    /* the Python walk adds no host allocator call on the hot path (not
+     * countable under a sanitizer, which owns malloc) */
     h_run(&bare, NULL, ARGV(PROG("pyembed"), script));
     assert_int_equal(bare.status, 0);
     long b = allocator_calls(bare.out), p = allocator_calls(r.out);
-    assert_true(b >= 0);
-    assert_int_equal(p, b);
+    if (!getenv("GL_SANITIZED")) {
+        assert_true(b >= 0);
+        assert_int_equal(p, b);
+    }
 
     /* GPULEDGER_PYTHON=mixed: the whole native stack, interleaved */
     h_run(&r, ARGV("GPULEDGER_PYTHON=mixed"), ARGV(GL, "run", "-q", "-o", "m.db", PROG("pyembed"), script));

@@ -20,13 +20,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+static __thread int counting;
+static __thread long count;
+
+#ifndef __SANITIZE_ADDRESS__ /* under ASan the sanitizer owns malloc: no count */
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
 extern void __libc_free(void *);
-
-static __thread int counting;
-static __thread long count;
 
 void *malloc(size_t n)
 {
@@ -51,6 +52,7 @@ void free(void *p)
     count += counting && p;
     __libc_free(p);
 }
+#endif
 
 static PyObject *py_alloc(PyObject *self, PyObject *args)
 {
