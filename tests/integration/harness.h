@@ -13,6 +13,12 @@ struct run_result {
     char err[1 << 16]; /* stderr */
 };
 
+/* argv / extra environment lists for h_run, and the built programs */
+#define ARGV(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define ENV(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define GL h_build("report/gpuledger")
+#define PROG(p) h_build("tests/" p)
+
 /* A fresh scratch directory for this test (removed by h_cleanup). */
 const char *h_dir(void);
 void h_cleanup(void);

@@ -13,10 +13,6 @@
 
 #include "harness.h"
 
-#define ENV(...) ((const char *const[]){__VA_ARGS__, NULL})
-#define ARGV(...) ((const char *const[]){__VA_ARGS__, NULL})
-#define GL h_build("report/gpuledger")
-#define PROG(p) h_build("tests/" p)
 
 static int teardown(void **state)
 {
