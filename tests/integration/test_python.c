@@ -134,6 +134,9 @@ static void test_report_shows_python_lines(void **state)
     assert_non_null(strstr(r.out, "/tests/progs/pyembed_script.py:6)\n"));
     assert_non_null(strstr(r.out, "2  Model.forward (/"));
     assert_non_null(strstr(r.out, " Thread._bootstrap (threading.py:"));
+    /* categories from Python frames: Model.forward -> activations */
+    assert_non_null(strstr(r.out, "1000 B in 1 allocation  [activations]"));
+    assert_non_null(strstr(r.out, "1.95 KiB in 1 allocation  [other]"));
 }
 
 /* Every CPython 3.x on the machine (pyenv versions, the system one, or
