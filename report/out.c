@@ -51,7 +51,7 @@ void gl_json_frames(FILE *f, const struct gl_stack *st, int max)
             fprintf(f, ",\"line\":%d", fr->line);
         else
             fputs(",\"line\":null", f);
-        fprintf(f, ",\"offset\":%llu}", (unsigned long long)fr->offset);
+        fprintf(f, ",\"offset\":%llu,\"python\":%s}", (unsigned long long)fr->offset, fr->python ? "true" : "false");
     }
     fputc(']', f);
 }
