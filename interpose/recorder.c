@@ -4,6 +4,7 @@
 #include "recorder.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -79,6 +80,11 @@ static struct gl_event *claim_slot(uint64_t *pos)
     if (ev) {
         if (atomic_load_explicit(&gl_st.congested, memory_order_relaxed))
             atomic_store_explicit(&gl_st.congested, 0, memory_order_relaxed);
+        /* the ring is three quarters full: the writer is falling behind,
+         * most likely for want of CPU. Let it run before this thread makes
+         * more (a full ring would stop this thread anyway). */
+        if (*pos - atomic_load_explicit(&q->tail, memory_order_relaxed) > q->mask - (q->mask >> 2))
+            sched_yield();
         return ev;
     }
     /* Full. Wait (bounded) for the writer, unless it was already found stuck
