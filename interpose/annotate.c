@@ -1,5 +1,6 @@
 /* annotate.c — gpuledger_mark / gpuledger_range_push / _pop (gpuledger.h):
- * an event whose slot carries its label instead of a stack. */
+ * an event whose slot carries its label instead of a stack; and
+ * gpuledger_set_recording, the pause switch. */
 #include <string.h>
 
 #include "gpuledger.h"
@@ -32,4 +33,9 @@ GL_EXPORT void gpuledger_range_push(const char *label)
 GL_EXPORT void gpuledger_range_pop(void)
 {
     label_event(GL_API_gpuledger_range_pop, NULL);
+}
+
+GL_EXPORT int gpuledger_set_recording(int on)
+{
+    return !atomic_exchange(&gl_st.paused, !on);
 }

@@ -22,6 +22,12 @@ void gpuledger_mark(const char *label);
 /* Open / close a named range on the calling thread (they nest). */
 void gpuledger_range_push(const char *label);
 void gpuledger_range_pop(void);
+/* Pause (0) or resume (1) recording for the whole process; returns the
+ * previous state. While paused, CUDA calls pass straight through and are not
+ * recorded — so a free of memory allocated while paused counts as unmatched,
+ * and memory allocated while recording but freed while paused looks leaked.
+ * Meant for skipping a warm-up, or timing with and without in one process. */
+int gpuledger_set_recording(int on);
 
 #ifdef __cplusplus
 }

@@ -56,7 +56,7 @@ int gl_enter(void)
         return 0;
     int ph = atomic_load_explicit(&gl_st.phase, memory_order_acquire);
     if (ph == GL_PHASE_RECORDING)
-        return 1;
+        return !atomic_load_explicit(&gl_st.paused, memory_order_relaxed);
     if (ph == GL_PHASE_OFF) {
         int saved = errno;
         gl_init();

@@ -27,6 +27,7 @@ struct gl_state {
     _Atomic uint64_t truncated; /* events whose stack was cut at the depth limit */
     _Atomic uint64_t late;      /* events after shutdown, not recorded */
     _Atomic int congested;      /* the last full-queue wait timed out */
+    _Atomic int paused;         /* gpuledger_set_recording(0): calls pass through unrecorded */
     _Atomic int exit_code;      /* -1 unknown */
     _Atomic int exit_signal;    /* 0 none */
     pthread_t writer;

@@ -414,8 +414,11 @@ static void test_annotations(void **state)
     static struct run_result r;
     h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "m.db", PROG("marks")));
     assert_int_equal(r.status, 0);
-    assert_non_null(strstr(r.out, "marks: annotated"));
+    assert_non_null(strstr(r.out, "marks: annotated, recording was 1 then 0"));
     sqlite3 *db = h_open("m.db");
+    /* gpuledger_set_recording(0) ... (1): the 777 bytes in between are not recorded */
+    assert_int_equal(h_int(db, "SELECT count(*) FROM allocations WHERE size IN (777, 888)"), 1);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM allocations WHERE size = 888"), 1);
     assert_int_equal(h_int(db, "SELECT count(*) FROM annotations WHERE op = 'mark'"), 6);
     assert_int_equal(h_int(db, "SELECT count(*) FROM annotations WHERE op = 'range_push' AND label = 'step'"), 6);
     assert_int_equal(h_int(db, "SELECT count(*) FROM annotations WHERE op = 'range_pop'"), 6);

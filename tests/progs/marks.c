@@ -1,7 +1,9 @@
 /* marks.c — annotations: 6 steps, each inside gpuledger_range_push("step")
  * / _pop and ended by gpuledger_mark("step N"); per step 2 MiB of scratch
  * (freed) and 1 MiB kept by grow_cache. The annotation functions are found
- * with dlsym, so the program also runs without gpuledger. */
+ * with dlsym, so the program also runs without gpuledger. Then
+ * gpuledger_set_recording: 777 bytes allocated while paused (not recorded),
+ * 888 bytes after resuming. */
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <stdio.h>
@@ -38,6 +40,12 @@ int main(void)
         if (mark)
             mark(label);
     }
-    printf("marks: %s\n", mark ? "annotated" : "no gpuledger");
+    int (*set_recording)(int) = (int (*)(int))dlsym(RTLD_DEFAULT, "gpuledger_set_recording");
+    void *p = NULL;
+    int was = set_recording ? set_recording(0) : -1;
+    cudaMalloc(&p, 777);
+    int paused = set_recording ? set_recording(1) : -1;
+    cudaMalloc(&p, 888);
+    printf("marks: %s, recording was %d then %d\n", mark ? "annotated" : "no gpuledger", was, paused);
     return 0;
 }

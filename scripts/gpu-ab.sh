@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# gpu-ab.sh — on the device machine: the in-process A/B of recorder cost in a
+# CPU-bound tensor allocation loop (scripts/gpu/torch_alloc_ab.py): PyTorch's
+# recorder, then gpuledger with Python frames (default), without free stacks,
+# and with native frames only. Each in one process, off/on rounds alternating.
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+B=${GL_BUILD:-$ROOT/build-device}
+OUT=${OUT:-/tmp/gl-gpu-ab}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH="$ROOT/.device-deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+GL="$B/report/gpuledger"
+AB="$ROOT/scripts/gpu/torch_alloc_ab.py"
+W=$(mktemp -d)
+{
+echo "== $(date -u +%FT%TZ)"
+for rep in 1 2; do
+  echo "history $(python3 "$AB" history 2>&1 | tail -1)"
+  echo "gl-python $("$GL" run -q --torch tensors -o "$W/p$rep.db" -- python3 "$AB" gpuledger 2>&1 | tail -1)"
+  echo "gl-python-nofree $(GPULEDGER_FREE_STACKS=0 "$GL" run -q --torch tensors -o "$W/f$rep.db" -- python3 "$AB" gpuledger 2>&1 | tail -1)"
+  echo "gl-native $(GPULEDGER_PYTHON=0 "$GL" run -q --torch tensors -o "$W/n$rep.db" -- python3 "$AB" gpuledger 2>&1 | tail -1)"
+done
+python3 - "$W/p1.db" <<'PYEOF'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+sid = db.execute("SELECT stack_id FROM allocations ORDER BY id DESC LIMIT 1").fetchone()[0]
+rows = db.execute("SELECT depth, python, coalesce(symbol, '?'), line FROM stack_frames WHERE stack_id = ? ORDER BY depth", (sid,)).fetchall()
+print("stack of a loop allocation: %d frames (%d Python)" % (len(rows), sum(r[1] for r in rows)))
+for d, py, sym, line in rows:
+    print("   %2d %s%s" % (d, sym[:110], (":%d" % line) if py else ""))
+PYEOF
+} 2>&1 | tee "$OUT/ab.txt"
