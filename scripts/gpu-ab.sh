@@ -29,4 +29,9 @@ print("stack of a loop allocation: %d frames (%d Python)" % (len(rows), sum(r[1]
 for d, py, sym, line in rows:
     print("   %2d %s%s" % (d, sym[:110], (":%d" % line) if py else ""))
 PYEOF
+if [ -z "${SKIP_LORA:-}" ]; then
+  echo "== LoRA-style leak: leaks --steps"
+  "$GL" run -q -o "$W/lora.db" --torch tensors -- python3 "$ROOT/scripts/gpu/torch_train.py" --steps 12 --lora-leak --marks >/dev/null 2>&1
+  "$GL" leaks --steps --top 2 "$W/lora.db" 2>&1 | sed -n '/growing/,$p' | head -60 | cut -c1-160
+fi
 } 2>&1 | tee "$OUT/ab.txt"
