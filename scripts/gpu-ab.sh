@@ -14,6 +14,17 @@ AB="$ROOT/scripts/gpu/torch_alloc_ab.py"
 W=$(mktemp -d)
 {
 echo "== $(date -u +%FT%TZ)"
+if [ -n "${AB_DEPTHS:-}" ]; then
+  # where the time goes: the same A/B at native depths 0, 4, 16 (no Python
+  # frames) and the default
+  for v in "-d 0" "-d 4" "-d 16" "-d 48"; do
+    echo "gl-native $v $(GPULEDGER_PYTHON=0 "$GL" run -q --torch tensors $v -o "$W/d.db" -- python3 "$AB" gpuledger 2>&1 | tail -1 | cut -c1-120)"
+    rm -f "$W/d.db"
+  done
+  echo "gl-python default $("$GL" run -q --torch tensors -o "$W/d.db" -- python3 "$AB" gpuledger 2>&1 | tail -1 | cut -c1-120)"
+  echo "gl-python mixed $(GPULEDGER_PYTHON=mixed "$GL" run -q --torch tensors -o "$W/m.db" -- python3 "$AB" gpuledger 2>&1 | tail -1 | cut -c1-120)"
+  exit 0
+fi
 for rep in 1 2; do
   echo "history $(python3 "$AB" history 2>&1 | tail -1)"
   echo "gl-python $("$GL" run -q --torch tensors -o "$W/p$rep.db" -- python3 "$AB" gpuledger 2>&1 | tail -1)"
