@@ -27,6 +27,7 @@ if [ -n "${AB_DEPTHS:-}" ]; then
 fi
 for rep in 1 2; do
   echo "history $(python3 "$AB" history 2>&1 | tail -1)"
+  echo "history-all $(python3 "$AB" history --stacks all 2>&1 | tail -1)"
   echo "gl-python $("$GL" run -q --torch tensors -o "$W/p$rep.db" -- python3 "$AB" gpuledger 2>&1 | tail -1)"
   echo "gl-python-nofree $(GPULEDGER_FREE_STACKS=0 "$GL" run -q --torch tensors -o "$W/f$rep.db" -- python3 "$AB" gpuledger 2>&1 | tail -1)"
   echo "gl-native $(GPULEDGER_PYTHON=0 "$GL" run -q --torch tensors -o "$W/n$rep.db" -- python3 "$AB" gpuledger 2>&1 | tail -1)"

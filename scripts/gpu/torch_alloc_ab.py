@@ -24,12 +24,13 @@ ap = argparse.ArgumentParser()
 ap.add_argument("what", choices=["history", "gpuledger"])
 ap.add_argument("--pairs", type=int, default=20000)
 ap.add_argument("--rounds", type=int, default=9)
+ap.add_argument("--stacks", default="python", choices=["python", "all"], help="history: stacks= (all: Python and C++)")
 args = ap.parse_args()
 dev = torch.device("cuda")
 
 if args.what == "history":
     def switch(on):
-        torch.cuda.memory._record_memory_history(enabled="all" if on else None, stacks="python")
+        torch.cuda.memory._record_memory_history(enabled="all" if on else None, stacks=args.stacks)
 else:
     set_recording = getattr(ctypes.CDLL(None), "gpuledger_set_recording", None)
     if set_recording is None:
@@ -57,7 +58,7 @@ for _ in range(args.rounds):
     switch(True)
     on.append(round_ns())
 switch(True)
-print(json.dumps({"what": args.what, "backend": torch.cuda.memory.get_allocator_backend(),
+print(json.dumps({"what": args.what, "stacks": args.stacks if args.what == "history" else None, "backend": torch.cuda.memory.get_allocator_backend(),
                   "off_ns": statistics.median(off), "on_ns": statistics.median(on),
                   "added_ns": statistics.median(on) - statistics.median(off),
                   "off": [round(x) for x in off], "on": [round(x) for x in on]}))
