@@ -19,6 +19,22 @@ static _Atomic size_t used_bytes[FAKE_MAX_DEVICES];
 static _Atomic unsigned long alloc_calls;
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* fork: the registry lock is held across fork (see fake_pool.c) */
+static void reg_lock_take(void)
+{
+    pthread_mutex_lock(&reg_lock);
+}
+
+static void reg_lock_give(void)
+{
+    pthread_mutex_unlock(&reg_lock);
+}
+
+__attribute__((constructor)) static void reg_fork_handlers(void)
+{
+    pthread_atfork(reg_lock_take, reg_lock_give, reg_lock_give);
+}
+
 int fake_device_count(void)
 {
     const char *s = getenv("FAKECUDA_DEVICES");

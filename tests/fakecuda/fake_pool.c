@@ -48,6 +48,30 @@ static struct fpool *all_pools;
 static struct fpool *default_pools[FAKE_MAX_DEVICES];
 static struct fpool *current_pools[FAKE_MAX_DEVICES];
 
+/* fork: like a well-behaved library, hold every lock across fork so that a
+ * child never inherits one taken by another thread (order: pools_lock, each
+ * pool's lock, live_lock — the order the code nests them in). */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&pools_lock);
+    for (struct fpool *p = all_pools; p; p = p->next_all)
+        pthread_mutex_lock(&p->lock);
+    pthread_mutex_lock(&live_lock);
+}
+
+static void fork_release(void)
+{
+    pthread_mutex_unlock(&live_lock);
+    for (struct fpool *p = all_pools; p; p = p->next_all)
+        pthread_mutex_unlock(&p->lock);
+    pthread_mutex_unlock(&pools_lock);
+}
+
+__attribute__((constructor)) static void fork_handlers(void)
+{
+    pthread_atfork(fork_prepare, fork_release, fork_release);
+}
+
 static struct fpool *new_pool(int dev)
 {
     struct fpool *p = calloc(1, sizeof *p);

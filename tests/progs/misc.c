@@ -89,6 +89,8 @@ static int do_forkstorm(void)
         int st = 0;
         waitpid(pid, &st, 0);
         bad += !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+            fprintf(stderr, "forkstorm: child %d: %s %d\n", i, WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
     }
     storm_stop = 1;
     pthread_join(t, NULL);
