@@ -462,13 +462,24 @@ static int probe_locked(unsigned max_depth)
     f_addr2line = (int (*)(void *, int))sym("PyCode_Addr2Line");
     code_type = (uintptr_t)sym("PyCode_Type");
     void *eval = sym("_PyEval_EvalFrameDefault");
-    if (!l || freethreaded || sizeof(void *) != 8 || !f_initialized || !f_finalizing || !f_this_ts ||
-        !f_addr2line || !code_type || !eval) {
+    if (!l || freethreaded || sizeof(void *) != 8) {
         if (!reported) {
             reported = 1;
             gl_warn("Python 3.%d%s found: its frames are not supported (3.9-3.13, GIL builds); stacks stay "
                     "native",
                     minor, freethreaded ? " (free-threaded)" : "");
+        }
+        return -1;
+    }
+    if (!f_initialized || !f_finalizing || !f_this_ts || !f_addr2line || !code_type || !eval) {
+        if (!reported) {
+            reported = 1;
+            gl_warn("Python 3.%d found, but it does not export %s (a static interpreter linked without "
+                    "--export-dynamic?); stacks stay native",
+                    minor,
+                    !eval ? "_PyEval_EvalFrameDefault"
+                          : !f_this_ts ? "PyGILState_GetThisThreadState"
+                                       : !f_addr2line ? "PyCode_Addr2Line" : "its C API symbols");
         }
         return -1;
     }
