@@ -70,9 +70,18 @@ static int skipped(uintptr_t ip, int n)
     return 0;
 }
 
+/* A wrapper's own frames above its caller are few (about 6): unwind with a
+ * small slack first, each frame walked costing ~10 ns, and again with the
+ * full slack only when our frames (or, under a CUPTI callback, the
+ * driver's) ate into the requested depth. */
+#define FIRST_SLACK 8
+
 unsigned gl_stack_capture(uintptr_t *ips, unsigned max_depth, int *truncated)
 {
-    return gl_stack_capture_slack(ips, max_depth, GL_STACK_SLACK, truncated);
+    unsigned kept = gl_stack_capture_slack(ips, max_depth, FIRST_SLACK, truncated);
+    if (*truncated && kept < max_depth)
+        kept = gl_stack_capture_slack(ips, max_depth, GL_STACK_SLACK, truncated);
+    return kept;
 }
 
 unsigned gl_stack_capture_slack(uintptr_t *ips, unsigned max_depth, unsigned slack, int *truncated)
