@@ -117,6 +117,35 @@ static void test_embedded_python_frames(void **state)
     sqlite3_close(db);
 }
 
+/* GPULEDGER_PYTHON_DEPTH: the innermost Python frames are kept, the stack
+ * counts as truncated. */
+static void test_python_depth_limit(void **state)
+{
+    (void)state;
+    if (strcmp(getenv("GL_HAVE_PYEMBED") ? getenv("GL_HAVE_PYEMBED") : "0", "1") != 0)
+        fail_msg("pyembed was not built: install python3-dev (pkg-config python3-embed) and reconfigure");
+    static struct run_result r;
+    h_run(&r, ENV("GPULEDGER_PYTHON_DEPTH=5"),
+          ARGV(GL, "run", "-q", "-o", "d.db", PROG("pyembed"), source("tests/progs/pyembed_deep.py")));
+    assert_int_equal(r.status, 0);
+    sqlite3 *db = h_open("d.db");
+    assert_string_equal(frames_of(db, 5000), "py_alloc;down:7;down:8;down:8;down:8;down:8");
+    assert_int_equal(h_int(db, "SELECT truncated FROM stacks WHERE id = (SELECT stack_id FROM allocations"
+                               " WHERE size = 5000)"),
+                     1);
+    assert_int_equal(h_int(db, "SELECT truncated_stacks FROM run"), 1);
+    sqlite3_close(db);
+    /* the default (64) keeps all 31 */
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "e.db", PROG("pyembed"), source("tests/progs/pyembed_deep.py")));
+    assert_int_equal(r.status, 0);
+    db = h_open("e.db");
+    assert_int_equal(h_int(db, "SELECT count(*) FROM stack_frames WHERE python AND stack_id = (SELECT stack_id"
+                               " FROM allocations WHERE size = 5000)"),
+                     31);
+    assert_int_equal(h_int(db, "SELECT truncated_stacks FROM run"), 0);
+    sqlite3_close(db);
+}
+
 /* The report names the Python line first. */
 static void test_report_shows_python_lines(void **state)
 {
@@ -202,6 +231,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_embedded_python_frames, teardown),
+        cmocka_unit_test_teardown(test_python_depth_limit, teardown),
         cmocka_unit_test_teardown(test_report_shows_python_lines, teardown),
         cmocka_unit_test_teardown(test_python_versions_through_ctypes, teardown),
     };
