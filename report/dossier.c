@@ -1,14 +1,47 @@
 /* dossier.c — see dossier.h. */
 #include "dossier.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "u64map.h"
 
 int gl_is_cached_category(const char *cat)
 {
     /* segments a caching allocator keeps, and module globals the driver
      * frees at unload: held at exit by design, not leaks */
     return cat && (!strcmp(cat, "allocator_cache") || !strcmp(cat, "static"));
+}
+
+/* Which Python version the run saw, and how many allocations carry Python
+ * frames (the others come from threads not running Python). */
+static void python_share(struct gl_dossier *d, struct gl_run *run)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(run->db, "SELECT value FROM meta WHERE key = 'python_version'", -1, &q, NULL) !=
+        SQLITE_OK)
+        return;
+    if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
+        snprintf(d->python_version, sizeof d->python_version, "%s", (const char *)sqlite3_column_text(q, 0));
+    sqlite3_finalize(q);
+    if (!d->python_version[0])
+        return;
+    struct gl_u64map with_py;
+    gl_u64map_init(&with_py);
+    if (sqlite3_prepare_v2(run->db,
+                           "SELECT DISTINCT se.stack_id FROM stack_entries se JOIN frames f ON f.id = se.frame_id"
+                           " WHERE f.python",
+                           -1, &q, NULL) == SQLITE_OK) {
+        while (sqlite3_step(q) == SQLITE_ROW)
+            gl_u64map_put(&with_py, (uint64_t)sqlite3_column_int64(q, 0), 1);
+        sqlite3_finalize(q);
+    }
+    uint64_t one;
+    for (size_t i = 0; i < run->nallocs; i++)
+        if (run->allocs[i].stack_id > 0 && gl_u64map_get(&with_py, (uint64_t)run->allocs[i].stack_id, &one))
+            d->python_allocs++;
+    gl_u64map_free(&with_py);
 }
 
 int gl_dossier_build(struct gl_dossier *d, struct gl_run *run, const struct gl_dossier_opts *o)
@@ -54,6 +87,7 @@ int gl_dossier_build(struct gl_dossier *d, struct gl_run *run, const struct gl_d
         }
     }
     gl_holes(run, 0, &d->holes, &d->nholes);
+    python_share(d, run);
     return 0;
 }
 

@@ -33,6 +33,8 @@ struct gl_dossier {
     int ndevs;
     struct gl_pool_holes *holes;
     size_t nholes;
+    char python_version[16];    /* "" when the run had no Python frames */
+    size_t python_allocs;       /* allocations whose stack has Python frames */
 };
 
 struct gl_dossier_opts {

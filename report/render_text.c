@@ -59,6 +59,11 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
     if (r->truncated)
         fprintf(f, "  note: %" PRId64 " events had stacks deeper than the depth limit (cut at the bottom)\n",
                 r->truncated);
+    if (ds->python_version[0])
+        fprintf(f,
+                "  Python %s: %zu of %zu allocations carry Python frames (the others were made on threads not "
+                "running Python, e.g. PyTorch's autograd engine)\n",
+                ds->python_version, ds->python_allocs, r->nallocs);
     fputs("  calls:", f);
     for (int a = 1; a < GL_API_COUNT; a++)
         if (r->api_count[a])

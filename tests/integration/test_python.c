@@ -163,6 +163,10 @@ static void test_report_shows_python_lines(void **state)
     assert_non_null(strstr(r.out, "/tests/progs/pyembed_script.py:6)\n"));
     assert_non_null(strstr(r.out, "2  Model.forward (/"));
     assert_non_null(strstr(r.out, " Thread._bootstrap (threading.py:"));
+    h_run(&r, NULL, ARGV(GL, "report", "p.db"));
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "Python 3.11: 10103 of 10104 allocations carry Python frames"));
+    h_run(&r, NULL, ARGV(GL, "leaks", "p.db"));
     /* categories from Python frames: Model.forward -> activations */
     assert_non_null(strstr(r.out, "1000 B in 1 allocation  [activations]"));
     assert_non_null(strstr(r.out, "1.95 KiB in 1 allocation  [other]"));
