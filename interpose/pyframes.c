@@ -1,25 +1,17 @@
-/* pyframes.c — Python frames in native stacks (see pyframes.h).
- *
- * Three tables, mapped once when CPython is found, never freed:
- *   code slots  code object address -> code id (lock-free lookup, checked
- *               against the code object's file/name/first line so that a
- *               reused address is never taken for the old code)
- *   code table  code id -> copies of co_filename and co_qualname (UTF-8),
- *               append-only: the writer reads it without a lock
- *   line cache  (code id, bytecode offset) -> line, one packed word a slot
- * New code objects are added under a spinlock that only producers take. */
+/* pyframes.c — Python frames in native stacks (see pyframes.h): finding
+ * CPython and its layout, walking the calling thread's frame chain, and
+ * merging it with the native frames. Naming the frames (the code-object
+ * tables) is pycode.c's job. */
 #include "pyframes.h"
 
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
+#include "pyint.h"
 #include "real.h"
 #include "recorder.h"
 #include "stack.h"
@@ -27,22 +19,6 @@
 /* ---- per-version layout ------------------------------------------------
  * Offsets on 64-bit release builds, as printed by tests/pyoffsets.c from
  * each version's own headers (3.9.18, 3.10.13, 3.11.7, 3.12.1, 3.13.0). */
-enum py_style { ST_FRAMEOBJ, ST_311, ST_312, ST_313 };
-
-struct pyvt {
-    int minor, style;
-    int ts_frame;  /* 3.9/3.10 tstate->frame, 3.11/3.12 tstate->cframe, 3.13 tstate->current_frame */
-    int cf_cur;    /* 3.11/3.12 cframe->current_frame */
-    int f_code;    /* f_code (frame object / interpreter frame), 3.13 f_executable */
-    int f_back;    /* f_back / previous */
-    int f_instr;   /* 3.9/3.10 f_lasti (int), else prev_instr / instr_ptr */
-    int lasti_mult;/* bytes per f_lasti unit: 3.9 1, 3.10 2 */
-    int is_entry;  /* 3.11 */
-    int owner;     /* 3.11+ */
-    int co_file, co_name, co_first, co_code;
-    int u_ascii, u_compact; /* sizeof(PyASCIIObject), sizeof(PyCompactUnicodeObject) */
-};
-
 static const struct pyvt layouts[] = {
     {9, ST_FRAMEOBJ, 24, -1, 32, 24, 104, 1, -1, -1, 104, 112, 40, -1, 48, 72},
     {10, ST_FRAMEOBJ, 24, -1, 32, 24, 96, 2, -1, -1, 104, 112, 40, -1, 48, 72},
@@ -50,11 +26,6 @@ static const struct pyvt layouts[] = {
     {12, ST_312, 56, 0, 0, 8, 56, 0, -1, 70, 112, 128, 68, 192, 40, 56},
     {13, ST_313, 72, -1, 0, 8, 56, 0, -1, 70, 112, 128, 68, 200, 40, 56},
 };
-#define OWNED_BY_CSTACK 3
-#define U_STATE 32
-#define U_LENGTH 16
-#define OB_TYPE 8
-
 /* ---- what was found ----------------------------------------------------- */
 static const struct pyvt *vt;
 static _Atomic int ready;
@@ -68,187 +39,7 @@ static uintptr_t code_type;
 static uintptr_t eval_lo, eval_hi;     /* _PyEval_EvalFrameDefault */
 static uintptr_t interp_lo, interp_hi; /* the module that holds it */
 
-/* ---- tables ---------------------------------------------------------------- */
-#define CODE_SLOTS (1u << 17)
-#define CODE_MAX (1u << 18)
-#define LINE_SLOTS (1u << 16)
-#define ARENA_SIZE (32u << 20)
-#define STR_MAX 1024
-
-struct code_slot {
-    _Atomic uintptr_t key; /* code object address */
-    _Atomic uint32_t id;
-};
-
-struct code_ent {
-    uintptr_t code, file_obj, name_obj;
-    int32_t first;
-    uint32_t file_off, name_off; /* into arena */
-};
-
-static struct code_slot *slots;
-static struct code_ent *ents;
-static _Atomic uint64_t *lines;
-static char *arena;
-static size_t arena_used;
-static uint32_t nents = 1; /* id 0: unknown code */
-static atomic_flag add_lock = ATOMIC_FLAG_INIT;
-
-static inline uintptr_t rd_ptr(uintptr_t p)
-{
-    uintptr_t v;
-    memcpy(&v, (const void *)p, sizeof v);
-    return v;
-}
-
-static inline int32_t rd_i32(uintptr_t p)
-{
-    int32_t v;
-    memcpy(&v, (const void *)p, sizeof v);
-    return v;
-}
-
-static inline uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return x;
-}
-
-/* A str object's text as UTF-8 into dst (NUL-terminated); "?" if it is not
- * a compact (canonical) string. */
-static size_t copy_str(uintptr_t o, char *dst, size_t cap)
-{
-    size_t w = 0;
-    if (o) {
-        uint32_t st = (uint32_t)rd_i32(o + U_STATE);
-        if (st & 0x20) { /* compact */
-            unsigned kind = (st >> 2) & 7;
-            int ascii = (st >> 6) & 1;
-            int64_t len = (int64_t)rd_ptr(o + U_LENGTH);
-            const unsigned char *d = (const unsigned char *)(o + (uintptr_t)(ascii ? vt->u_ascii : vt->u_compact));
-            for (int64_t i = 0; i < len && w + 5 < cap; i++) {
-                uint32_t c;
-                if (kind == 1)
-                    c = d[i];
-                else if (kind == 2) {
-                    uint16_t c2;
-                    memcpy(&c2, d + 2 * i, 2);
-                    c = c2;
-                } else {
-                    memcpy(&c, d + 4 * i, 4);
-                }
-                if (c < 0x80)
-                    dst[w++] = (char)c;
-                else if (c < 0x800) {
-                    dst[w++] = (char)(0xC0 | (c >> 6));
-                    dst[w++] = (char)(0x80 | (c & 0x3F));
-                } else if (c < 0x10000) {
-                    dst[w++] = (char)(0xE0 | (c >> 12));
-                    dst[w++] = (char)(0x80 | ((c >> 6) & 0x3F));
-                    dst[w++] = (char)(0x80 | (c & 0x3F));
-                } else {
-                    dst[w++] = (char)(0xF0 | (c >> 18));
-                    dst[w++] = (char)(0x80 | ((c >> 12) & 0x3F));
-                    dst[w++] = (char)(0x80 | ((c >> 6) & 0x3F));
-                    dst[w++] = (char)(0x80 | (c & 0x3F));
-                }
-            }
-        }
-    }
-    if (!w && cap > 1)
-        dst[w++] = '?';
-    dst[w] = 0;
-    return w;
-}
-
-static uint32_t arena_put(uintptr_t str_obj)
-{
-    if (arena_used + STR_MAX > ARENA_SIZE)
-        return 0; /* offset 0 holds "?" */
-    size_t n = copy_str(str_obj, arena + arena_used, STR_MAX);
-    uint32_t off = (uint32_t)arena_used;
-    arena_used += n + 1;
-    return off;
-}
-
-static int ent_matches(const struct code_ent *e, uintptr_t code, uintptr_t file, uintptr_t name, int32_t first)
-{
-    return e->code == code && e->file_obj == file && e->name_obj == name && e->first == first;
-}
-
-static uint32_t code_id(uintptr_t code)
-{
-    uintptr_t file = rd_ptr(code + (uintptr_t)vt->co_file);
-    uintptr_t name = rd_ptr(code + (uintptr_t)vt->co_name);
-    int32_t first = rd_i32(code + (uintptr_t)vt->co_first);
-    uint32_t home = (uint32_t)mix(code) & (CODE_SLOTS - 1), at = home;
-    for (unsigned probe = 0; probe < 8; probe++) {
-        struct code_slot *s = &slots[(home + probe) & (CODE_SLOTS - 1)];
-        uintptr_t k = atomic_load_explicit(&s->key, memory_order_acquire);
-        if (k == code) {
-            uint32_t id = atomic_load_explicit(&s->id, memory_order_acquire);
-            if (id < CODE_MAX && ent_matches(&ents[id], code, file, name, first))
-                return id;
-            at = (home + probe) & (CODE_SLOTS - 1); /* address reused: replace */
-            break;
-        }
-        if (!k) {
-            at = (home + probe) & (CODE_SLOTS - 1);
-            break;
-        }
-    }
-    /* first sight of this code object: copy its names once */
-    while (atomic_flag_test_and_set_explicit(&add_lock, memory_order_acquire))
-        sched_yield();
-    uint32_t id = 0;
-    if (nents < CODE_MAX) {
-        id = nents++;
-        struct code_ent *e = &ents[id];
-        e->code = code;
-        e->file_obj = file;
-        e->name_obj = name;
-        e->first = first;
-        e->file_off = arena_put(file);
-        e->name_off = arena_put(name);
-        struct code_slot *s = &slots[at];
-        atomic_store_explicit(&s->key, 0, memory_order_release);
-        atomic_store_explicit(&s->id, id, memory_order_release);
-        atomic_store_explicit(&s->key, code, memory_order_release);
-    }
-    atomic_flag_clear_explicit(&add_lock, memory_order_release);
-    return id;
-}
-
-/* Line of the instruction at byte offset addr in code (id: its code id). */
-static int line_of(uint32_t id, uintptr_t code, int64_t addr)
-{
-    if (addr < 0)
-        return rd_i32(code + (uintptr_t)vt->co_first);
-    uint64_t q = (uint64_t)addr >> 1;
-    int cacheable = id && id < (1u << 24) && q < (1u << 20);
-    uint64_t key = ((uint64_t)id << 20) | q;
-    _Atomic uint64_t *slot = &lines[mix(key) & (LINE_SLOTS - 1)];
-    if (cacheable) {
-        uint64_t v = atomic_load_explicit(slot, memory_order_relaxed);
-        if (v >> 20 == key)
-            return (int)(v & 0xFFFFF);
-    }
-    int line = f_addr2line((void *)code, (int)addr);
-    if (cacheable && line >= 0 && line < (1 << 20))
-        atomic_store_explicit(slot, (key << 20) | (uint64_t)line, memory_order_relaxed);
-    return line < 0 ? 0 : line;
-}
-
 #define GROUP_END (1ULL << 62)
-
-static inline uintptr_t pseudo(uintptr_t code, int64_t addr)
-{
-    uint32_t id = code_id(code);
-    int line = line_of(id, code, addr);
-    return (uintptr_t)(GL_PYFRAME_BIT | ((uint64_t)id << 32) | (uint32_t)line);
-}
 
 /* The calling thread's Python frames, innermost first, into out[0..max).
  * The last frame run by one call of the eval loop carries GROUP_END. */
@@ -267,7 +58,7 @@ static unsigned walk(uintptr_t ts, uintptr_t *out, unsigned max, int *truncated)
             if (!code || rd_ptr(code + OB_TYPE) != code_type)
                 break; /* not the layout we expect: stop rather than guess */
             int64_t lasti = rd_i32(f + (uintptr_t)vt->f_instr);
-            out[m++] = pseudo(code, lasti * vt->lasti_mult) | GROUP_END;
+            out[m++] = gl_pycode_frame(code, lasti * vt->lasti_mult) | GROUP_END;
         }
         return m;
     }
@@ -295,7 +86,7 @@ static unsigned walk(uintptr_t ts, uintptr_t *out, unsigned max, int *truncated)
         }
         uintptr_t instr = rd_ptr(f + (uintptr_t)vt->f_instr);
         int64_t addr = (int64_t)(instr - (code + (uintptr_t)vt->co_code));
-        out[m++] = pseudo(code, addr);
+        out[m++] = gl_pycode_frame(code, addr);
         if (vt->style == ST_311 && *(const unsigned char *)(f + (uintptr_t)vt->is_entry))
             out[m - 1] |= GROUP_END;
     }
@@ -423,12 +214,6 @@ static void *sym(const char *name)
     return gl_real_dlsym ? gl_real_dlsym(RTLD_DEFAULT, name) : NULL;
 }
 
-static void *map_zero(size_t bytes)
-{
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
-}
-
 static int find_minor(int *minor)
 {
     const unsigned long *hex = sym("Py_Version"); /* 3.11+ */
@@ -490,15 +275,9 @@ static int probe_locked(unsigned max_depth)
         return -1;
     eval_lo = (uintptr_t)eval;
     eval_hi = eval_lo + es->st_size;
-    slots = map_zero(CODE_SLOTS * sizeof *slots);
-    ents = map_zero(CODE_MAX * sizeof *ents);
-    lines = map_zero(LINE_SLOTS * sizeof *lines);
-    arena = map_zero(ARENA_SIZE);
-    if (!slots || !ents || !lines || !arena)
+    gl_pyvt = vt = l;
+    if (gl_pycode_init(f_addr2line))
         return -1;
-    arena[0] = '?';
-    arena_used = 2;
-    vt = l;
     py_max = max_depth > GL_PY_MAX_DEPTH ? GL_PY_MAX_DEPTH : max_depth;
     snprintf(version, sizeof version, "3.%d", minor);
     atomic_store_explicit(&ready, 1, memory_order_release);
@@ -530,21 +309,7 @@ const char *gl_py_version(void)
     return gl_py_ready() ? version : NULL;
 }
 
-int gl_py_describe(uint64_t ip, const char **file, const char **func, int *line)
-{
-    if (!(ip & GL_PYFRAME_BIT) || !gl_py_ready())
-        return -1;
-    uint32_t id = (uint32_t)((ip >> 32) & 0x3FFFFFFF);
-    if (id >= CODE_MAX)
-        return -1;
-    const struct code_ent *e = &ents[id];
-    *file = id ? arena + e->file_off : "?";
-    *func = id ? arena + e->name_off : "?";
-    *line = (int)(uint32_t)ip;
-    return 0;
-}
-
 void gl_py_after_fork(void)
 {
-    atomic_flag_clear(&add_lock);
+    gl_pycode_after_fork();
 }
