@@ -10,37 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void __libc_free(void *);
-
-static __thread int counting;
-static __thread long count;
-
-void *malloc(size_t n)
-{
-    count += counting;
-    return __libc_malloc(n);
-}
-
-void *calloc(size_t a, size_t b)
-{
-    count += counting;
-    return __libc_calloc(a, b);
-}
-
-void *realloc(void *p, size_t n)
-{
-    count += counting;
-    return __libc_realloc(p, n);
-}
-
-void free(void *p)
-{
-    count += counting && p;
-    __libc_free(p);
-}
+#include "count_malloc.h"
 
 static long loop(cudaStream_t s, int n)
 {

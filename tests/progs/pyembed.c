@@ -20,39 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static __thread int counting;
-static __thread long count;
-
-#ifndef __SANITIZE_ADDRESS__ /* under ASan the sanitizer owns malloc: no count */
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void __libc_free(void *);
-
-void *malloc(size_t n)
-{
-    count += counting;
-    return __libc_malloc(n);
-}
-
-void *calloc(size_t a, size_t b)
-{
-    count += counting;
-    return __libc_calloc(a, b);
-}
-
-void *realloc(void *p, size_t n)
-{
-    count += counting;
-    return __libc_realloc(p, n);
-}
-
-void free(void *p)
-{
-    count += counting && p;
-    __libc_free(p);
-}
-#endif
+#include "count_malloc.h"
 
 static PyObject *py_alloc(PyObject *self, PyObject *args)
 {
