@@ -5,7 +5,7 @@
  *
  * Part 1, per-event overhead: the same bursts of allocation/free pairs run in
  * child processes bare and with libgpuledger.so preloaded at stack depths
- * 0, 16 and 48; medians of R repeats; ns added per event = (profiled -
+ * 0, 16 and 48 (also from 60 frames down, so that 48 frames are walked); medians of R repeats; ns added per event = (profiled -
  * bare) / 2. Part 2, sustained rate: 1, 2, 4 and 8 threads allocating as
  * fast as they can for S seconds each; events written per second, events
  * dropped, with the default bounded wait and with no wait (drops instead).
@@ -29,7 +29,27 @@ static double now_s(void)
 
 /* ---- child: the measured loops ------------------------------------------- */
 
+static int pairs_loop(const char *api, long n);
+
+/* The "deep" case: the same loop called 60 frames down, so that a depth-48
+ * stack really has 48 frames to walk (the plain loop's stack is ~8 deep). */
+__attribute__((noinline)) static int deep(int levels, long n)
+{
+    if (levels == 0)
+        return pairs_loop("async", n);
+    int r = deep(levels - 1, n);
+    __asm__ volatile("" ::: "memory"); /* not a tail call: a real frame per level */
+    return r;
+}
+
 static int child_pairs(const char *api, long n)
+{
+    if (!strcmp(api, "deep"))
+        return deep(60, n);
+    return pairs_loop(api, n);
+}
+
+static int pairs_loop(const char *api, long n)
 {
     cudaStream_t s;
     cudaStreamCreate(&s);
@@ -233,9 +253,10 @@ int main(int argc, char **argv)
     }
     printf("## per-event overhead (fake runtime, %ld pairs, median of %d)\n\n", pairs, repeats);
     printf("| API pair | bare ns/pair | depth | profiled ns/pair | added ns/event |\n|---|---|---|---|---|\n");
-    const char *apis[] = {"async", "malloc"};
-    const char *names[] = {"cudaMallocAsync+cudaFreeAsync", "cudaMalloc+cudaFree"};
-    for (int a = 0; a < 2; a++) {
+    const char *apis[] = {"async", "malloc", "deep"};
+    const char *names[] = {"cudaMallocAsync+cudaFreeAsync", "cudaMalloc+cudaFree",
+                           "cudaMallocAsync+cudaFreeAsync, 60 frames deep"};
+    for (int a = 0; a < 3; a++) {
         double bare = median_ns(apis[a], pairs, repeats, NULL);
         const char *depths[] = {"0", "16", "48"};
         for (int d = 0; d < 3; d++) {
