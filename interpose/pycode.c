@@ -16,7 +16,6 @@
 #include "pyframes.h"
 #include "pyint.h"
 
-#define vt gl_pyvt
 const struct pyvt *gl_pyvt;
 static int (*f_addr2line)(void *code, int addr);
 
@@ -64,7 +63,7 @@ static size_t copy_str(uintptr_t o, char *dst, size_t cap)
             unsigned kind = (st >> 2) & 7;
             int ascii = (st >> 6) & 1;
             int64_t len = (int64_t)rd_ptr(o + U_LENGTH);
-            const unsigned char *d = (const unsigned char *)(o + (uintptr_t)(ascii ? vt->u_ascii : vt->u_compact));
+            const unsigned char *d = (const unsigned char *)(o + (uintptr_t)(ascii ? gl_pyvt->u_ascii : gl_pyvt->u_compact));
             for (int64_t i = 0; i < len && w + 5 < cap; i++) {
                 uint32_t c;
                 if (kind == 1)
@@ -117,9 +116,9 @@ static int ent_matches(const struct code_ent *e, uintptr_t code, uintptr_t file,
 
 static uint32_t code_id(uintptr_t code)
 {
-    uintptr_t file = rd_ptr(code + (uintptr_t)vt->co_file);
-    uintptr_t name = rd_ptr(code + (uintptr_t)vt->co_name);
-    int32_t first = rd_i32(code + (uintptr_t)vt->co_first);
+    uintptr_t file = rd_ptr(code + (uintptr_t)gl_pyvt->co_file);
+    uintptr_t name = rd_ptr(code + (uintptr_t)gl_pyvt->co_name);
+    int32_t first = rd_i32(code + (uintptr_t)gl_pyvt->co_first);
     uint32_t home = (uint32_t)mix(code) & (CODE_SLOTS - 1), at = home;
     for (unsigned probe = 0; probe < 8; probe++) {
         struct code_slot *s = &slots[(home + probe) & (CODE_SLOTS - 1)];
@@ -162,7 +161,7 @@ static uint32_t code_id(uintptr_t code)
 static int line_of(uint32_t id, uintptr_t code, int64_t addr)
 {
     if (addr < 0)
-        return rd_i32(code + (uintptr_t)vt->co_first);
+        return rd_i32(code + (uintptr_t)gl_pyvt->co_first);
     uint64_t q = (uint64_t)addr >> 1;
     int cacheable = id && id < (1u << 24) && q < (1u << 20);
     uint64_t key = ((uint64_t)id << 20) | q;
