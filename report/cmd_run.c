@@ -33,6 +33,9 @@ static void run_usage(FILE *f)
             "                        LOCAL_RANK, else 0), %%%% a percent sign\n"
             "                        (default: gpuledger-%%p.db; env GPULEDGER_OUTPUT)\n"
             "  -d, --depth N         native stack frames per event, 0-256 (default 48)\n"
+            "      --python MODE     on (default): Python frames (CPython 3.9-3.13) with the\n"
+            "                        native frames above them; mixed: also every native\n"
+            "                        frame between them (slower); off: native only\n"
             "      --no-cupti        do not use CUPTI (keeps it free for other profilers)\n"
             "      --torch MODE      segments (default): leave PyTorch's caching allocator\n"
             "                        alone, the ledger shows its segments; tensors: set\n"
@@ -168,6 +171,7 @@ int cmd_run(int argc, char **argv)
         {"output", required_argument, NULL, 'o'}, {"depth", required_argument, NULL, 'd'},
         {"no-cupti", no_argument, NULL, 'C'},     {"torch", required_argument, NULL, 'T'},
         {"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
+        {"python", required_argument, NULL, 'P'},
         {NULL, 0, NULL, 0},
     };
     int quiet = 0, c;
@@ -197,6 +201,14 @@ int cmd_run(int argc, char **argv)
                     return 2;
             } else if (strcmp(optarg, "segments")) {
                 fprintf(stderr, "gpuledger run: --torch wants 'segments' or 'tensors', not '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'P':
+            if (!strcmp(optarg, "on") || !strcmp(optarg, "off") || !strcmp(optarg, "mixed")) {
+                setenv("GPULEDGER_PYTHON", !strcmp(optarg, "on") ? "1" : !strcmp(optarg, "off") ? "0" : "mixed", 1);
+            } else {
+                fprintf(stderr, "gpuledger run: --python wants 'on', 'off' or 'mixed', not '%s'\n", optarg);
                 return 2;
             }
             break;

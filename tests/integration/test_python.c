@@ -108,13 +108,16 @@ static void test_embedded_python_frames(void **state)
     assert_non_null(strstr(frames_of(db, 1000), ";__libc_start_main;"));
     sqlite3_close(db);
 
-    /* GPULEDGER_PYTHON=0: native frames only */
-    h_run(&r, ARGV("GPULEDGER_PYTHON=0"), ARGV(GL, "run", "-q", "-o", "n.db", PROG("pyembed"), script));
+    /* --python off (GPULEDGER_PYTHON=0): native frames only */
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "--python", "off", "-o", "n.db", PROG("pyembed"), script));
     assert_int_equal(r.status, 0);
     db = h_open("n.db");
     assert_int_equal(h_int(db, "SELECT count(*) FROM frames WHERE python"), 0);
     assert_prefix(frames_of(db, 1000), "py_alloc;");
     sqlite3_close(db);
+    h_run(&r, NULL, ARGV(GL, "run", "--python", "sometimes", "--", PROG("pyembed"), script));
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "--python wants 'on', 'off' or 'mixed', not 'sometimes'"));
 }
 
 /* GPULEDGER_PYTHON_DEPTH: the innermost Python frames are kept, the stack
