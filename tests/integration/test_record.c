@@ -439,6 +439,15 @@ static void test_annotations(void **state)
     assert_string_equal(h_text(db, "SELECT group_concat(op || ':' || coalesce(label, '') || ':' || "
                                    "coalesce(parent_seq, 0), ' ') FROM (SELECT * FROM annotations WHERE seq < 8 ORDER BY seq)"),
                         "range_push:step:0 range_push:forward:1 range_pop::2 range_pop::1 mark:step 1:0");
+    /* Ex (ASCII attributes) and wide variants */
+    assert_string_equal(h_text(db, "SELECT group_concat(op || ':' || coalesce(label, ''), ' ') FROM (SELECT * FROM "
+                                   "annotations WHERE seq > (SELECT seq FROM annotations WHERE label = 'step 3') "
+                                   "ORDER BY seq)"),
+                        "range_push:ex range range_pop: mark:ex mark mark:wide mark \xc3\xa9 range_push:wide range "
+                        "range_pop:");
+    assert_string_equal(h_text(db, "SELECT a.label FROM events e JOIN annotations a ON a.seq = e.range_seq "
+                                   "WHERE e.op = 'alloc' AND e.size = 2097152"),
+                        "ex range");
     /* the allocation is tagged with the inner range, its free with the outer */
     assert_string_equal(h_text(db, "SELECT group_concat(e.op || ':' || a.label, ' ') FROM (SELECT * FROM events "
                                    "WHERE op IN ('alloc', 'free') AND seq < 8 ORDER BY seq) e JOIN annotations a ON "
@@ -446,7 +455,7 @@ static void test_annotations(void **state)
                         "alloc:forward free:step");
     sqlite3_close(db);
     h_run(&r, NULL, ARGV(GL, "leaks", "--steps", "nv.db"));
-    assert_non_null(strstr(r.out, "(3 steps ended by the program's marks): none"));
+    assert_non_null(strstr(r.out, "(5 steps ended by the program's marks): none"));
     /* without gpuledger the program runs as well */
     h_run(&r, NULL, ARGV(PROG("marks")));
     assert_non_null(strstr(r.out, "marks: no gpuledger"));
