@@ -103,8 +103,15 @@ void gl_render_json(FILE *f, struct gl_dossier *ds, size_t n, int top)
             fputs(",\"exit_code\":null", f);
         if (r->has_exit_signal)
             fprintf(f, ",\"exit_signal\":%" PRId64, r->exit_signal);
-        fprintf(f, ",\"events\":%" PRId64 ",\"dropped_events\":%" PRId64 ",\"truncated_stacks\":%" PRId64 ",\"api_counts\":{",
+        fprintf(f, ",\"events\":%" PRId64 ",\"dropped_events\":%" PRId64 ",\"truncated_stacks\":%" PRId64,
                 r->event_count, r->dropped, r->truncated);
+        if (ds[i].python_version[0]) {
+            fputs(",\"python\":{\"version\":", f);
+            gl_json_str(f, ds[i].python_version);
+            fprintf(f, ",\"allocations\":%zu,\"allocations_with_python_frames\":%zu}", r->nallocs,
+                    ds[i].python_allocs);
+        }
+        fputs(",\"api_counts\":{", f);
         int first = 1;
         for (int a = 1; a < GL_API_COUNT; a++)
             if (r->api_count[a]) {

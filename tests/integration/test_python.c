@@ -169,6 +169,10 @@ static void test_report_shows_python_lines(void **state)
     h_run(&r, NULL, ARGV(GL, "report", "p.db"));
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "Python 3.11: 10103 of 10104 allocations carry Python frames"));
+    h_run(&r, NULL, ARGV(GL, "report", "--format", "json", "p.db"));
+    assert_int_equal(r.status, 0);
+    assert_non_null(
+        strstr(r.out, "\"python\":{\"version\":\"3.11\",\"allocations\":10104,\"allocations_with_python_frames\":10103}"));
     h_run(&r, NULL, ARGV(GL, "leaks", "p.db"));
     /* categories from Python frames: Model.forward -> activations */
     assert_non_null(strstr(r.out, "1000 B in 1 allocation  [activations]"));
