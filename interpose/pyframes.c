@@ -41,37 +41,44 @@ static uintptr_t interp_lo, interp_hi; /* the module that holds it */
 
 #define GROUP_END (1ULL << 62)
 
+/* How many of the outermost Python frames are kept when a stack is deeper
+ * than GPULEDGER_PYTHON_DEPTH (the rest of the room goes to the innermost):
+ * the allocating line and the program's own entry point both survive. */
+#define PY_TAIL 16
+
+struct tail {
+    uintptr_t code[PY_TAIL];
+    int64_t addr[PY_TAIL];
+    uint8_t end[PY_TAIL];
+    unsigned n; /* frames seen past the head, of which the last PY_TAIL are here */
+};
+
 /* The calling thread's Python frames, innermost first, into out[0..max).
  * The last frame run by one call of the eval loop carries GROUP_END. */
 static unsigned walk(uintptr_t ts, uintptr_t *out, unsigned max, int *truncated)
 {
     unsigned m = 0, guard = 0;
+    unsigned head_max = max > 2 * PY_TAIL ? max - PY_TAIL : max;
+    struct tail t;
+    t.n = 0;
     uintptr_t f;
     *truncated = 0;
-    if (vt->style == ST_FRAMEOBJ) {
-        for (f = rd_ptr(ts + (uintptr_t)vt->ts_frame); f && guard < 4096; f = rd_ptr(f + (uintptr_t)vt->f_back), guard++) {
-            if (m == max) {
-                *truncated = 1;
-                break;
-            }
-            uintptr_t code = rd_ptr(f + (uintptr_t)vt->f_code);
-            if (!code || rd_ptr(code + OB_TYPE) != code_type)
-                break; /* not the layout we expect: stop rather than guess */
-            int64_t lasti = rd_i32(f + (uintptr_t)vt->f_instr);
-            out[m++] = gl_pycode_frame(code, lasti * vt->lasti_mult) | GROUP_END;
-        }
-        return m;
-    }
-    if (vt->style == ST_313)
+    int frameobj = vt->style == ST_FRAMEOBJ;
+    if (frameobj || vt->style == ST_313)
         f = rd_ptr(ts + (uintptr_t)vt->ts_frame);
     else {
         uintptr_t cf = rd_ptr(ts + (uintptr_t)vt->ts_frame);
         f = cf ? rd_ptr(cf + (uintptr_t)vt->cf_cur) : 0;
     }
     for (; f && guard < 4096; f = rd_ptr(f + (uintptr_t)vt->f_back), guard++) {
-        if (vt->style != ST_311 && *(const unsigned char *)(f + (uintptr_t)vt->owner) == OWNED_BY_CSTACK) {
-            if (m)
-                out[m - 1] |= GROUP_END; /* the shim frame a call of the eval loop starts with */
+        int end = frameobj; /* 3.9/3.10: every frame is a call of the eval loop */
+        if (!frameobj && vt->style != ST_311 &&
+            *(const unsigned char *)(f + (uintptr_t)vt->owner) == OWNED_BY_CSTACK) {
+            /* the shim frame a call of the eval loop starts with */
+            if (t.n)
+                t.end[(t.n - 1) % PY_TAIL] = 1;
+            else if (m)
+                out[m - 1] |= GROUP_END;
             continue;
         }
         uintptr_t code = rd_ptr(f + (uintptr_t)vt->f_code);
@@ -80,15 +87,35 @@ static unsigned walk(uintptr_t ts, uintptr_t *out, unsigned max, int *truncated)
                 continue; /* 3.13: f_executable may be None (shim) or another callable */
             break;        /* not the layout we expect: stop rather than guess */
         }
-        if (m == max) {
-            *truncated = 1;
-            break;
-        }
-        uintptr_t instr = rd_ptr(f + (uintptr_t)vt->f_instr);
-        int64_t addr = (int64_t)(instr - (code + (uintptr_t)vt->co_code));
-        out[m++] = gl_pycode_frame(code, addr);
+        int64_t addr;
+        if (frameobj)
+            addr = (int64_t)rd_i32(f + (uintptr_t)vt->f_instr) * vt->lasti_mult;
+        else
+            addr = (int64_t)(rd_ptr(f + (uintptr_t)vt->f_instr) - (code + (uintptr_t)vt->co_code));
         if (vt->style == ST_311 && *(const unsigned char *)(f + (uintptr_t)vt->is_entry))
+            end = 1;
+        if (m < head_max) {
+            out[m++] = gl_pycode_frame(code, addr) | (end ? GROUP_END : 0);
+        } else if (head_max == max) {
+            *truncated = 1; /* no room kept for the outermost frames */
+            break;
+        } else {
+            unsigned k = t.n++ % PY_TAIL;
+            t.code[k] = code;
+            t.addr[k] = addr;
+            t.end[k] = (uint8_t)end;
+        }
+    }
+    if (t.n) {
+        unsigned keep = t.n < PY_TAIL ? t.n : PY_TAIL;
+        if (t.n > PY_TAIL) {
+            *truncated = 1; /* frames between head and tail left out */
             out[m - 1] |= GROUP_END;
+        }
+        for (unsigned i = t.n - keep; i < t.n; i++) {
+            unsigned k = i % PY_TAIL;
+            out[m++] = gl_pycode_frame(t.code[k], t.addr[k]) | (t.end[k] ? GROUP_END : 0);
+        }
     }
     if (m)
         out[m - 1] |= GROUP_END;

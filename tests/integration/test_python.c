@@ -132,7 +132,7 @@ static void test_python_depth_limit(void **state)
           ARGV(GL, "run", "-q", "-o", "d.db", PROG("pyembed"), source("tests/progs/pyembed_deep.py")));
     assert_int_equal(r.status, 0);
     sqlite3 *db = h_open("d.db");
-    assert_string_equal(frames_of(db, 5000), "py_alloc;down:7;down:8;down:8;down:8;down:8");
+    assert_string_equal(frames_of(db, 5000), "py_alloc;down:10;down:11;down:11;down:11;down:11");
     assert_int_equal(h_int(db, "SELECT truncated FROM stacks WHERE id = (SELECT stack_id FROM allocations"
                                " WHERE size = 5000)"),
                      1);
@@ -146,6 +146,24 @@ static void test_python_depth_limit(void **state)
                                " FROM allocations WHERE size = 5000)"),
                      31);
     assert_int_equal(h_int(db, "SELECT truncated_stacks FROM run"), 0);
+    sqlite3_close(db);
+    /* 102 frames, default limit 64: the innermost 48 and the outermost 16
+     * (so the program's own entry point is still there) */
+    h_run(&r, ENV("DEPTH=100"),
+          ARGV(GL, "run", "-q", "-o", "f.db", PROG("pyembed"), source("tests/progs/pyembed_deep.py")));
+    assert_int_equal(r.status, 0);
+    db = h_open("f.db");
+    const char *sid = "(SELECT stack_id FROM allocations WHERE size = 5000)";
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM stack_frames WHERE python AND stack_id = %s", sid);
+    assert_int_equal(h_int(db, sql), 64);
+    snprintf(sql, sizeof sql,
+             "SELECT symbol || ':' || line FROM stack_frames WHERE stack_id = %s ORDER BY depth DESC LIMIT 1", sid);
+    assert_string_equal(h_text(db, sql), "<module>:14");
+    snprintf(sql, sizeof sql, "SELECT symbol || ':' || line FROM stack_frames WHERE stack_id = %s AND depth = 1",
+             sid);
+    assert_string_equal(h_text(db, sql), "down:10");
+    assert_int_equal(h_int(db, "SELECT truncated_stacks FROM run"), 1);
     sqlite3_close(db);
 }
 
