@@ -107,6 +107,17 @@ void gl_config_load(struct gl_config *c, void (*warn)(const char *msg))
         c->python = 1;
     }
     load_bool("GPULEDGER_FREE_STACKS", &c->free_stacks, warn);
+    c->fast_unwind = 1;
+    const char *uw = getenv("GPULEDGER_UNWIND");
+    if (uw && *uw && strcasecmp(uw, "fast")) {
+        if (!strcasecmp(uw, "libunwind")) {
+            c->fast_unwind = 0;
+        } else {
+            char msg[256];
+            snprintf(msg, sizeof msg, "GPULEDGER_UNWIND='%s' is not fast/libunwind; using fast", uw);
+            warn(msg);
+        }
+    }
     load_uint("GPULEDGER_PYTHON_DEPTH", 1, 256, &pydepth, warn);
     c->python_depth = (unsigned)pydepth;
     c->stack_depth = (unsigned)depth;

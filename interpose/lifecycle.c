@@ -146,6 +146,7 @@ static void init_once_fn(void)
         return;
     }
     gl_stack_init();
+    gl_stack_use_fast(gl_st.cfg.fast_unwind);
     /* a Python process: room in each slot for its frames too */
     unsigned py_room = 0;
     if (gl_st.cfg.python && gl_st.cfg.stack_depth && gl_py_probe(gl_st.cfg.python_depth))

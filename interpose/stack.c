@@ -1,7 +1,9 @@
-/* stack.c — native stack capture with libunwind (see stack.h). */
+/* stack.c — native stack capture (see stack.h): unwind.c's fast walk,
+ * libunwind where it gives up, and the cutting of our own frames. */
 #define UNW_LOCAL_ONLY
 #include "stack.h"
 #include "symbolize.h"
+#include "unwind.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -12,6 +14,12 @@
 
 static uintptr_t skip_lo[MAX_SKIP], skip_hi[MAX_SKIP];
 static _Atomic int nskip;
+static int use_fast = 1;
+
+void gl_stack_use_fast(int on)
+{
+    use_fast = on;
+}
 
 struct range_query {
     uintptr_t addr, lo, hi;
@@ -92,7 +100,9 @@ unsigned gl_stack_capture_slack(uintptr_t *ips, unsigned max_depth, unsigned sla
     if (slack > GL_STACK_SLACK)
         slack = GL_STACK_SLACK;
     int cap = (int)(max_depth + slack);
-    int n = unw_backtrace((void **)ips, cap);
+    int n = use_fast ? gl_unwind_fast(ips, cap) : -1;
+    if (n < 0) /* a stack the fast walk cannot follow (or GPULEDGER_UNWIND=libunwind) */
+        n = unw_backtrace((void **)ips, cap);
     if (n <= 0)
         return 0;
     int ns = atomic_load_explicit(&nskip, memory_order_acquire);

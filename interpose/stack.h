@@ -1,5 +1,6 @@
 /* stack.h — native call-stack capture on the application thread.
- * Only return addresses are taken here (libunwind, cached per thread);
+ * Only return addresses are taken here (unwind.c's cached DWARF rules, or
+ * libunwind for the stacks that walk gives up on);
  * symbol names are resolved later in the writer thread. */
 #ifndef GL_STACK_H
 #define GL_STACK_H
@@ -9,6 +10,9 @@
 /* Extra frames captured beyond the requested depth so that gpuledger's own
  * frames (and, for CUPTI callbacks, the driver's) can be cut off the top. */
 #define GL_STACK_SLACK 24
+
+/* 0: always libunwind (GPULEDGER_UNWIND=libunwind). Set before recording. */
+void gl_stack_use_fast(int on);
 
 /* Find gpuledger's own code range. Call once before the first capture. */
 void gl_stack_init(void);

@@ -1,0 +1,647 @@
+/* unwind.c — the fast native stack walk (see unwind.h): finding and
+ * reading a frame's DWARF call-frame rule (slow, once per return address,
+ * under a lock), the lock-free rule cache, and the walk itself. */
+#include "unwind.h"
+
+#include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#define GL_TLS __attribute__((tls_model("initial-exec")))
+
+/* ---- rules ---------------------------------------------------------------
+ * A rule packs into 48 bits: kind (2) | cfa form (2) | rbp form (2) |
+ * cfa offset (24, signed) | rbp offset (16, signed). The top 16 bits of a
+ * cached value hold the cache generation it was read in. */
+enum { K_NONE = 0, K_OK = 1, K_LAST = 2, K_BAD = 3 };
+enum { CFA_RSP = 0, CFA_RBP = 1, CFA_DEREF_RBP = 2 }; /* DEREF: CFA = *(rbp + off) (realigned frame) */
+enum { BP_SAME = 0, BP_AT_CFA = 1, BP_AT_RBP = 2 };   /* rbp unchanged / saved at CFA+off / at rbp+off */
+
+#define RULE_BAD ((uint64_t)K_BAD)
+#define RULE_LAST ((uint64_t)K_LAST)
+
+static uint64_t rule_pack(int cfa_form, int64_t cfa_off, int bp_form, int64_t bp_off)
+{
+    if (cfa_off < -(1 << 23) || cfa_off >= (1 << 23) || bp_off < -(1 << 15) || bp_off >= (1 << 15))
+        return RULE_BAD;
+    return (uint64_t)K_OK | (uint64_t)cfa_form << 2 | (uint64_t)bp_form << 4 |
+           ((uint64_t)cfa_off & 0xFFFFFF) << 8 | ((uint64_t)bp_off & 0xFFFF) << 32;
+}
+#define R_KIND(r) ((int)((r)&3))
+#define R_CFA(r) ((int)(((r) >> 2) & 3))
+#define R_BP(r) ((int)(((r) >> 4) & 3))
+#define R_CFA_OFF(r) ((int64_t)((int32_t)((uint32_t)((r) >> 8) << 8) >> 8))
+#define R_BP_OFF(r) ((int64_t)(int16_t)(uint16_t)((r) >> 32))
+
+/* ---- reading .eh_frame -------------------------------------------------- */
+
+static uint64_t uleb(const uint8_t **pp, const uint8_t *end)
+{
+    uint64_t v = 0;
+    unsigned shift = 0;
+    const uint8_t *p = *pp;
+    while (p < end) {
+        uint8_t b = *p++;
+        if (shift < 64)
+            v |= (uint64_t)(b & 0x7f) << shift;
+        shift += 7;
+        if (!(b & 0x80))
+            break;
+    }
+    *pp = p;
+    return v;
+}
+
+static int64_t sleb(const uint8_t **pp, const uint8_t *end)
+{
+    int64_t v = 0;
+    unsigned shift = 0;
+    uint8_t b = 0;
+    const uint8_t *p = *pp;
+    while (p < end) {
+        b = *p++;
+        if (shift < 64)
+            v |= (int64_t)((uint64_t)(b & 0x7f) << shift);
+        shift += 7;
+        if (!(b & 0x80))
+            break;
+    }
+    if (shift < 64 && (b & 0x40))
+        v |= -(int64_t)((uint64_t)1 << shift);
+    *pp = p;
+    return v;
+}
+
+/* A DW_EH_PE-encoded value. datarel: the base for DW_EH_PE_datarel (the
+ * .eh_frame_hdr address), 0 if not allowed. Returns 0 or -1. */
+static int read_enc(const uint8_t **pp, const uint8_t *end, uint8_t enc, uintptr_t datarel, uintptr_t *out)
+{
+    const uint8_t *p = *pp;
+    uintptr_t base, v;
+    switch (enc & 0x70) {
+    case 0x00: base = 0; break;
+    case 0x10: base = (uintptr_t)p; break; /* pcrel */
+    case 0x30: base = datarel; break;      /* datarel */
+    default: return -1;                    /* textrel, funcrel, aligned: not in .eh_frame on x86-64 */
+    }
+    if ((enc & 0x70) == 0x30 && !datarel)
+        return -1;
+    switch (enc & 0x0f) {
+    case 0x00: case 0x04: case 0x0c: { uint64_t x; if (end - p < 8) return -1; memcpy(&x, p, 8); p += 8; v = (uintptr_t)x; break; }
+    case 0x03: { uint32_t x; if (end - p < 4) return -1; memcpy(&x, p, 4); p += 4; v = x; break; }
+    case 0x0b: { int32_t x; if (end - p < 4) return -1; memcpy(&x, p, 4); p += 4; v = (uintptr_t)(intptr_t)x; break; }
+    case 0x02: { uint16_t x; if (end - p < 2) return -1; memcpy(&x, p, 2); p += 2; v = x; break; }
+    case 0x0a: { int16_t x; if (end - p < 2) return -1; memcpy(&x, p, 2); p += 2; v = (uintptr_t)(intptr_t)x; break; }
+    case 0x01: v = (uintptr_t)uleb(&p, end); break;
+    case 0x09: v = (uintptr_t)sleb(&p, end); break;
+    default: return -1;
+    }
+    if (enc & 0x80)
+        return -1; /* indirect: only personality routines use it, and those are skipped by size */
+    *pp = p;
+    *out = v + base;
+    return 0;
+}
+
+/* Skip an encoded value (a personality pointer, which may be indirect). */
+static int skip_enc(const uint8_t **pp, const uint8_t *end, uint8_t enc)
+{
+    uintptr_t dummy;
+    return read_enc(pp, end, (uint8_t)(enc & 0x0f), 0, &dummy);
+}
+
+struct cie {
+    uint64_t caf;          /* code alignment factor */
+    int64_t daf;           /* data alignment factor */
+    uint8_t fde_enc;       /* encoding of the FDE's addresses */
+    int augmented;         /* 'z': FDEs carry augmentation data */
+    int signal;            /* 'S': a signal frame */
+    uint64_t ra_reg;
+    const uint8_t *insns, *end;
+};
+
+static int parse_cie(const uint8_t *c, struct cie *ci)
+{
+    uint32_t len;
+    memcpy(&len, c, 4);
+    if (len == 0 || len == 0xffffffffu)
+        return -1;
+    const uint8_t *end = c + 4 + len, *p = c + 8;
+    uint8_t version = *p++;
+    if (version != 1 && version != 3)
+        return -1;
+    const char *aug = (const char *)p;
+    size_t alen = strnlen(aug, (size_t)(end - p));
+    p += alen + 1;
+    if (aug[0] == 'e' && aug[1] == 'h')
+        return -1; /* the pre-2000 "eh" augmentation */
+    ci->caf = uleb(&p, end);
+    ci->daf = sleb(&p, end);
+    ci->ra_reg = version == 1 ? *p++ : uleb(&p, end);
+    ci->fde_enc = 0;
+    ci->augmented = aug[0] == 'z';
+    ci->signal = 0;
+    if (ci->augmented) {
+        uint64_t n = uleb(&p, end);
+        const uint8_t *aend = p + n;
+        if (aend > end)
+            return -1;
+        for (const char *a = aug + 1; *a; a++) {
+            if (*a == 'R')
+                ci->fde_enc = *p++;
+            else if (*a == 'P') {
+                uint8_t pe = *p++;
+                if (skip_enc(&p, aend, pe))
+                    return -1;
+            } else if (*a == 'L')
+                p++;
+            else if (*a == 'S')
+                ci->signal = 1;
+            else
+                break; /* unknown: the length says where the data ends */
+        }
+        p = aend;
+    }
+    ci->insns = p;
+    ci->end = end;
+    return 0;
+}
+
+/* ---- running the call-frame program ---------------------------------------- */
+
+enum { REG_RBP = 6, REG_RSP = 7, REG_RA = 16 };
+enum { RA_CFA_M8 = 0, RA_UNDEF = 1, RA_OTHER = 2 };
+
+struct row {
+    int cfa_form, cfa_reg_ok; /* cfa_reg_ok: the CFA register is rsp or rbp */
+    int64_t cfa_off;
+    int bp_form, bp_bad;
+    int64_t bp_off;
+    int ra;
+};
+
+/* The rule of register `reg` changes; only rbp and the return address
+ * matter to the walk. */
+static void set_reg(struct row *r, uint64_t reg, int form, int64_t off, int bad)
+{
+    if (reg == REG_RBP) {
+        r->bp_form = form;
+        r->bp_off = off;
+        r->bp_bad = bad;
+    } else if (reg == REG_RA) {
+        r->ra = bad ? RA_OTHER : form == BP_AT_CFA && off == -8 ? RA_CFA_M8 : RA_OTHER;
+    }
+}
+
+#define MAX_STATES 8
+
+/* Run instructions [p, end) while the location stays <= pc. Returns 0, or
+ * -1 on anything the walk cannot use. init: the row after the CIE's
+ * program (for DW_CFA_restore), NULL while running the CIE's own. */
+static int run_cfi(const uint8_t *p, const uint8_t *end, const struct cie *ci, uintptr_t loc, uintptr_t pc,
+                   struct row *r, const struct row *init)
+{
+    struct row saved[MAX_STATES];
+    int ns = 0;
+    while (p < end) {
+        uint8_t op = *p++;
+        uint64_t reg, delta = 0;
+        int advance = 0;
+        switch (op >> 6) {
+        case 1:
+            delta = op & 0x3f;
+            advance = 1;
+            break;
+        case 2:
+            reg = op & 0x3f;
+            set_reg(r, reg, BP_AT_CFA, (int64_t)uleb(&p, end) * ci->daf, 0);
+            continue;
+        case 3:
+            reg = op & 0x3f;
+            if (!init)
+                return -1;
+            if (reg == REG_RBP) {
+                r->bp_form = init->bp_form;
+                r->bp_off = init->bp_off;
+                r->bp_bad = init->bp_bad;
+            } else if (reg == REG_RA) {
+                r->ra = init->ra;
+            }
+            continue;
+        default:
+            break;
+        }
+        if (!advance) {
+            switch (op) {
+            case 0x00: /* nop */
+                break;
+            case 0x01: { /* set_loc */
+                uintptr_t to;
+                if (read_enc(&p, end, ci->fde_enc, 0, &to))
+                    return -1;
+                if (to > pc)
+                    return 0;
+                loc = to;
+                break;
+            }
+            case 0x02: if (p + 1 > end) return -1; delta = p[0]; p += 1; advance = 1; break;
+            case 0x03: { uint16_t d; if (p + 2 > end) return -1; memcpy(&d, p, 2); p += 2; delta = d; advance = 1; break; }
+            case 0x04: { uint32_t d; if (p + 4 > end) return -1; memcpy(&d, p, 4); p += 4; delta = d; advance = 1; break; }
+            case 0x05: /* offset_extended */
+                reg = uleb(&p, end);
+                set_reg(r, reg, BP_AT_CFA, (int64_t)uleb(&p, end) * ci->daf, 0);
+                break;
+            case 0x11: /* offset_extended_sf */
+                reg = uleb(&p, end);
+                set_reg(r, reg, BP_AT_CFA, sleb(&p, end) * ci->daf, 0);
+                break;
+            case 0x2f: /* GNU_negative_offset_extended */
+                reg = uleb(&p, end);
+                set_reg(r, reg, BP_AT_CFA, -(int64_t)uleb(&p, end) * ci->daf, 0);
+                break;
+            case 0x06: /* restore_extended */
+                reg = uleb(&p, end);
+                if (!init)
+                    return -1;
+                if (reg == REG_RBP) {
+                    r->bp_form = init->bp_form;
+                    r->bp_off = init->bp_off;
+                    r->bp_bad = init->bp_bad;
+                } else if (reg == REG_RA) {
+                    r->ra = init->ra;
+                }
+                break;
+            case 0x07: /* undefined */
+                reg = uleb(&p, end);
+                if (reg == REG_RA)
+                    r->ra = RA_UNDEF;
+                else
+                    set_reg(r, reg, BP_SAME, 0, 1);
+                break;
+            case 0x08: /* same_value */
+                reg = uleb(&p, end);
+                set_reg(r, reg, BP_SAME, 0, reg == REG_RA);
+                break;
+            case 0x09: /* register */
+                reg = uleb(&p, end);
+                (void)uleb(&p, end);
+                set_reg(r, reg, BP_SAME, 0, 1);
+                break;
+            case 0x0a: /* remember_state */
+                if (ns == MAX_STATES)
+                    return -1;
+                saved[ns++] = *r;
+                break;
+            case 0x0b: /* restore_state */
+                if (ns == 0)
+                    return -1;
+                *r = saved[--ns];
+                break;
+            case 0x0c: /* def_cfa */
+                reg = uleb(&p, end);
+                r->cfa_off = (int64_t)uleb(&p, end);
+                r->cfa_form = reg == REG_RBP ? CFA_RBP : CFA_RSP;
+                r->cfa_reg_ok = reg == REG_RBP || reg == REG_RSP;
+                break;
+            case 0x12: /* def_cfa_sf */
+                reg = uleb(&p, end);
+                r->cfa_off = sleb(&p, end) * ci->daf;
+                r->cfa_form = reg == REG_RBP ? CFA_RBP : CFA_RSP;
+                r->cfa_reg_ok = reg == REG_RBP || reg == REG_RSP;
+                break;
+            case 0x0d: /* def_cfa_register */
+                reg = uleb(&p, end);
+                if (r->cfa_form == CFA_DEREF_RBP)
+                    r->cfa_off = 0;
+                r->cfa_form = reg == REG_RBP ? CFA_RBP : CFA_RSP;
+                r->cfa_reg_ok = reg == REG_RBP || reg == REG_RSP;
+                break;
+            case 0x0e: /* def_cfa_offset */
+                r->cfa_off = (int64_t)uleb(&p, end);
+                if (r->cfa_form == CFA_DEREF_RBP)
+                    r->cfa_reg_ok = 0;
+                break;
+            case 0x13: /* def_cfa_offset_sf */
+                r->cfa_off = sleb(&p, end) * ci->daf;
+                if (r->cfa_form == CFA_DEREF_RBP)
+                    r->cfa_reg_ok = 0;
+                break;
+            case 0x0f: { /* def_cfa_expression: only DW_OP_breg6 k; DW_OP_deref */
+                uint64_t n = uleb(&p, end);
+                const uint8_t *e = p, *eend = p + n;
+                if (eend > end)
+                    return -1;
+                p = eend;
+                r->cfa_reg_ok = 0;
+                if (n >= 2 && *e == 0x76) {
+                    e++;
+                    int64_t k = sleb(&e, eend);
+                    if (e + 1 == eend && *e == 0x06) {
+                        r->cfa_form = CFA_DEREF_RBP;
+                        r->cfa_off = k;
+                        r->cfa_reg_ok = 1;
+                    }
+                }
+                break;
+            }
+            case 0x10: { /* expression: for rbp only DW_OP_breg6 k (rbp saved at rbp + k) */
+                reg = uleb(&p, end);
+                uint64_t n = uleb(&p, end);
+                const uint8_t *e = p, *eend = p + n;
+                if (eend > end)
+                    return -1;
+                p = eend;
+                if (reg == REG_RBP && n >= 2 && *e == 0x76) {
+                    e++;
+                    int64_t k = sleb(&e, eend);
+                    set_reg(r, reg, BP_AT_RBP, k, e != eend);
+                } else {
+                    set_reg(r, reg, BP_SAME, 0, 1);
+                }
+                break;
+            }
+            case 0x14: /* val_offset */
+                reg = uleb(&p, end);
+                (void)uleb(&p, end);
+                set_reg(r, reg, BP_SAME, 0, 1);
+                break;
+            case 0x15: /* val_offset_sf */
+                reg = uleb(&p, end);
+                (void)sleb(&p, end);
+                set_reg(r, reg, BP_SAME, 0, 1);
+                break;
+            case 0x16: { /* val_expression */
+                reg = uleb(&p, end);
+                uint64_t n = uleb(&p, end);
+                if (p + n > end)
+                    return -1;
+                p += n;
+                set_reg(r, reg, BP_SAME, 0, 1);
+                break;
+            }
+            case 0x2e: /* GNU_args_size */
+                (void)uleb(&p, end);
+                break;
+            default:
+                return -1;
+            }
+        }
+        if (advance) {
+            uintptr_t to = loc + delta * ci->caf;
+            if (to > pc)
+                return 0;
+            loc = to;
+        }
+    }
+    return 0;
+}
+
+/* ---- finding the FDE ------------------------------------------------------ */
+
+struct hdr_query {
+    uintptr_t pc, hdr;
+    int found;
+};
+
+static int find_hdr(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct hdr_query *q = data;
+    uintptr_t hdr = 0;
+    int inside = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && q->pc >= a && q->pc < a + ph->p_memsz)
+            inside = 1;
+        else if (ph->p_type == PT_GNU_EH_FRAME)
+            hdr = a;
+    }
+    if (!inside)
+        return 0;
+    q->hdr = hdr;
+    q->found = 1;
+    return 1;
+}
+
+/* The rule for pc, read from the call-frame information. */
+static uint64_t compute_rule(uintptr_t pc)
+{
+    struct hdr_query q = {pc, 0, 0};
+    dl_iterate_phdr(find_hdr, &q);
+    if (!q.found || !q.hdr)
+        return RULE_BAD;
+    const uint8_t *h = (const uint8_t *)q.hdr, *hend = h + 64;
+    if (h[0] != 1 || h[3] != 0x3b) /* version 1; table of datarel sdata4 pairs, as every linker writes */
+        return RULE_BAD;
+    const uint8_t *p = h + 4;
+    uintptr_t eh_frame, count;
+    if (read_enc(&p, hend, h[1], q.hdr, &eh_frame) || read_enc(&p, hend, h[2], q.hdr, &count) || !count)
+        return RULE_BAD;
+    const int32_t *tab = (const int32_t *)(const void *)p;
+    size_t lo = 0, hi = count;
+    if (pc < q.hdr + (uintptr_t)(intptr_t)tab[0])
+        return RULE_BAD;
+    while (hi - lo > 1) { /* the last entry whose start is <= pc */
+        size_t mid = lo + (hi - lo) / 2;
+        if (q.hdr + (uintptr_t)(intptr_t)tab[2 * mid] <= pc)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    const uint8_t *fde = (const uint8_t *)(q.hdr + (uintptr_t)(intptr_t)tab[2 * lo + 1]);
+    uint32_t len, cie_off;
+    memcpy(&len, fde, 4);
+    if (len == 0 || len == 0xffffffffu)
+        return RULE_BAD;
+    const uint8_t *fend = fde + 4 + len;
+    memcpy(&cie_off, fde + 4, 4);
+    if (cie_off == 0)
+        return RULE_BAD;
+    struct cie ci;
+    if (parse_cie(fde + 4 - cie_off, &ci) || ci.signal || ci.ra_reg != REG_RA)
+        return RULE_BAD;
+    p = fde + 8;
+    uintptr_t start, range;
+    if (read_enc(&p, fend, ci.fde_enc, 0, &start) || read_enc(&p, fend, ci.fde_enc & 0x0f, 0, &range))
+        return RULE_BAD;
+    if (pc < start || pc >= start + range)
+        return RULE_BAD; /* no unwind information covers pc */
+    if (ci.augmented) {
+        uint64_t n = uleb(&p, fend);
+        p += n;
+        if (p > fend)
+            return RULE_BAD;
+    }
+    struct row r = {CFA_RSP, 0, 0, BP_SAME, 0, 0, RA_OTHER};
+    if (run_cfi(ci.insns, ci.end, &ci, start, (uintptr_t)-1, &r, NULL))
+        return RULE_BAD;
+    struct row init = r;
+    if (run_cfi(p, fend, &ci, start, pc, &r, &init))
+        return RULE_BAD;
+    if (r.ra == RA_UNDEF)
+        return RULE_LAST;
+    if (r.ra != RA_CFA_M8 || !r.cfa_reg_ok || r.bp_bad)
+        return RULE_BAD;
+    return rule_pack(r.cfa_form, r.cfa_off, r.bp_form, r.bp_off);
+}
+
+/* ---- the rule cache --------------------------------------------------------
+ * Open addressing, keyed by pc; an entry is written once (value, then key,
+ * with release) under miss_lock and read without locks. A value read in an
+ * older generation (before a dlclose) counts as a miss and is rewritten. */
+#define CACHE_BITS 14
+#define CACHE_SIZE (1u << CACHE_BITS)
+#define PROBES 8
+
+struct entry {
+    _Atomic uint64_t key, val;
+};
+static struct entry cache[CACHE_SIZE];
+static _Atomic uint32_t generation = 1;
+static pthread_mutex_t miss_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint64_t n_fallback;
+static __thread uint64_t tls_fast GL_TLS;
+
+static inline uint32_t slot_of(uintptr_t pc)
+{
+    return (uint32_t)((pc * 0x9E3779B97F4A7C15ull) >> (64 - CACHE_BITS));
+}
+
+static __attribute__((noinline)) uint64_t rule_miss(uintptr_t pc, uint64_t gen)
+{
+    pthread_mutex_lock(&miss_lock);
+    uint64_t rule = compute_rule(pc);
+    uint32_t s = slot_of(pc);
+    for (unsigned i = 0; i < PROBES; i++) {
+        struct entry *e = &cache[(s + i) & (CACHE_SIZE - 1)];
+        uint64_t k = atomic_load_explicit(&e->key, memory_order_relaxed);
+        if (k == pc || k == 0) {
+            atomic_store_explicit(&e->val, rule | gen << 48, memory_order_release);
+            if (k == 0)
+                atomic_store_explicit(&e->key, pc, memory_order_release);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&miss_lock);
+    return rule; /* a full neighbourhood: not cached, still correct */
+}
+
+static inline uint64_t rule_of(uintptr_t pc, uint64_t gen)
+{
+    uint32_t s = slot_of(pc);
+    for (unsigned i = 0; i < PROBES; i++) {
+        struct entry *e = &cache[(s + i) & (CACHE_SIZE - 1)];
+        uint64_t k = atomic_load_explicit(&e->key, memory_order_acquire);
+        if (k == pc) {
+            uint64_t v = atomic_load_explicit(&e->val, memory_order_acquire);
+            if (v >> 48 == gen)
+                return v & 0xFFFFFFFFFFFFull;
+            break;
+        }
+        if (k == 0)
+            break;
+    }
+    return rule_miss(pc, gen);
+}
+
+void gl_unwind_invalidate(void)
+{
+    uint32_t g = atomic_load(&generation);
+    uint32_t next = (g + 1) & 0xFFFF;
+    atomic_store(&generation, next ? next : 1);
+}
+
+void gl_unwind_stats(uint64_t *fast, uint64_t *fallback)
+{
+    *fast = tls_fast;
+    *fallback = atomic_load(&n_fallback);
+}
+
+/* ---- the walk ------------------------------------------------------------ */
+
+/* This thread's stack: [lo, hi); hi == 1 when it could not be found. */
+static __thread uintptr_t tls_stack_lo GL_TLS, tls_stack_hi GL_TLS;
+
+static void find_stack(void)
+{
+    pthread_attr_t a;
+    void *addr;
+    size_t size;
+    tls_stack_hi = 1;
+    if (pthread_getattr_np(pthread_self(), &a) != 0)
+        return;
+    if (pthread_attr_getstack(&a, &addr, &size) == 0 && size) {
+        tls_stack_lo = (uintptr_t)addr;
+        tls_stack_hi = (uintptr_t)addr + size;
+    }
+    pthread_attr_destroy(&a);
+}
+
+static int give_up(void)
+{
+    atomic_fetch_add_explicit(&n_fallback, 1, memory_order_relaxed);
+    return -1;
+}
+
+/* Loads are from [lo, hi - 8] only: the live part of this thread's stack. */
+#define IN_STACK(a) ((a) >= lo && (a) <= hi - 8 && ((a)&7) == 0)
+
+/* Not instrumented: it reads other frames' stack slots on purpose. */
+__attribute__((noinline, no_sanitize("address", "thread"))) int gl_unwind_fast(uintptr_t *ips, int max)
+{
+    uintptr_t pc, sp, bp;
+    __asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2" : "=r"(pc), "=r"(sp), "=r"(bp));
+    if (!tls_stack_hi)
+        find_stack();
+    const uintptr_t lo = sp, hi = tls_stack_hi;
+    if (sp < tls_stack_lo || sp >= hi) /* an alternate signal stack, a coroutine's: libunwind */
+        return give_up();
+    const uint64_t gen = atomic_load_explicit(&generation, memory_order_relaxed);
+    int n = 0;
+    uintptr_t look = pc; /* the first pc is exact; return addresses are looked up at ra - 1 */
+    while (n < max) {
+        uint64_t r = rule_of(look, gen);
+        int kind = R_KIND(r);
+        if (kind == K_LAST)
+            break;
+        if (kind != K_OK)
+            return give_up();
+        uintptr_t cfa;
+        int64_t off = R_CFA_OFF(r);
+        switch (R_CFA(r)) {
+        case CFA_RSP: cfa = sp + (uintptr_t)off; break;
+        case CFA_RBP: cfa = bp + (uintptr_t)off; break;
+        default: {
+            uintptr_t at = bp + (uintptr_t)off;
+            if (!IN_STACK(at))
+                return give_up();
+            cfa = *(const uintptr_t *)at;
+            break;
+        }
+        }
+        if (cfa <= sp || cfa > hi || !IN_STACK(cfa - 8))
+            return give_up();
+        uintptr_t ra = *(const uintptr_t *)(cfa - 8);
+        int64_t boff = R_BP_OFF(r);
+        if (R_BP(r) == BP_AT_CFA) {
+            uintptr_t at = cfa + (uintptr_t)boff;
+            if (!IN_STACK(at))
+                return give_up();
+            bp = *(const uintptr_t *)at;
+        } else if (R_BP(r) == BP_AT_RBP) {
+            uintptr_t at = bp + (uintptr_t)boff;
+            if (!IN_STACK(at))
+                return give_up();
+            bp = *(const uintptr_t *)at;
+        }
+        sp = cfa;
+        if (ra < 0x4000) /* the end of the chain (libunwind stops there too) */
+            break;
+        ips[n++] = ra;
+        look = ra - 1;
+    }
+    tls_fast++;
+    return n;
+}

@@ -1,0 +1,29 @@
+/* unwind.h — the fast native stack walk used on the hot path (x86-64).
+ *
+ * Each frame's unwind rule is read once from the module's DWARF call-frame
+ * information (.eh_frame_hdr / .eh_frame), reduced to the common forms
+ *     CFA = rsp + k  or  rbp + k  (or, in a realigned frame, *(rbp + k)),
+ *     return address at CFA - 8, rbp unchanged or saved at CFA + m,
+ * and cached per return address in a lock-free table: a frame then costs a
+ * table look-up and two loads. Every load is checked against the calling
+ * thread's stack bounds. Anything else (signal frames, code without unwind
+ * information, other rules, an alternate signal stack) makes the walk give
+ * up, and the caller uses libunwind instead. */
+#ifndef GL_UNWIND_H
+#define GL_UNWIND_H
+
+#include <stdint.h>
+
+/* Return addresses of the calling thread, from gl_unwind_fast's caller
+ * outwards, into ips[0 .. max). Returns how many, or -1 when the fast walk
+ * cannot follow this stack (then nothing in ips is meaningful). */
+int gl_unwind_fast(uintptr_t *ips, int max);
+
+/* A module was unloaded: forget every cached rule (they are re-read). */
+void gl_unwind_invalidate(void);
+
+/* Counters for tests and benchmarks: stacks this thread walked fast, and
+ * stacks any thread gave up on. */
+void gl_unwind_stats(uint64_t *fast, uint64_t *fallback);
+
+#endif

@@ -1,0 +1,211 @@
+/* test_unwind.c — the fast stack walk (interpose/unwind.c) against
+ * libunwind: the same return addresses, frame for frame, through ordinary
+ * frames, frame-pointer frames, realigned frames, frames in libc, other
+ * threads and after a cache invalidation; and -1 (libunwind's turn) where
+ * it must give up: a signal frame, an alternate signal stack. */
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "unwind.h"
+
+#define MAXF 128
+
+struct pair {
+    uintptr_t fast[MAXF], slow[MAXF];
+    int nf, ns;
+};
+
+/* Both walks from the same frame: entry 0 differs (two call sites in
+ * here), everything from entry 1 on must be equal. */
+__attribute__((noinline)) static void both(struct pair *p, int max)
+{
+    p->nf = gl_unwind_fast(p->fast, max);
+    p->ns = unw_backtrace((void **)p->slow, max);
+    __asm__ volatile("" ::: "memory");
+}
+
+static void assert_same(const struct pair *p)
+{
+    assert_true(p->nf > 1);
+    assert_int_equal(p->nf, p->ns);
+    for (int i = 1; i < p->nf; i++)
+        assert_int_equal(p->fast[i], p->slow[i]);
+}
+
+/* ---- plain recursion ---- */
+__attribute__((noinline)) static int deep(int n, struct pair *p, int max)
+{
+    if (n == 0) {
+        both(p, max);
+        return 0;
+    }
+    int r = deep(n - 1, p, max);
+    __asm__ volatile("" ::: "memory"); /* not a tail call */
+    return r + 1;
+}
+
+static void test_deep_recursion(void **state)
+{
+    (void)state;
+    struct pair p;
+    uint64_t f0, b0, f1, b1;
+    gl_unwind_stats(&f0, &b0);
+    deep(60, &p, MAXF);
+    assert_same(&p);
+    assert_true(p.nf > 60);
+    gl_unwind_stats(&f1, &b1);
+    assert_int_equal(f1 - f0, 1);
+    assert_int_equal(b1 - b0, 0);
+}
+
+static void test_depth_limit(void **state)
+{
+    (void)state;
+    struct pair p;
+    deep(60, &p, 20);
+    assert_int_equal(p.nf, 20);
+    assert_same(&p);
+}
+
+/* ---- frames with a variable size (rbp-based CFA) and realigned ones ---- */
+__attribute__((noinline)) static int vla_frame(int n, struct pair *p)
+{
+    volatile char buf[n + 16];
+    buf[0] = (char)n;
+    both(p, MAXF);
+    return buf[0];
+}
+
+/* Stack arguments + a variable-size frame + an over-aligned local: GCC
+ * realigns through a saved argument pointer, CFA = *(rbp - 8) (the
+ * DW_CFA_def_cfa_expression case). */
+__attribute__((noinline)) static int realigned(int a, int b, int c, int d, int e, int f, int g, int n,
+                                               struct pair *p)
+{
+    _Alignas(64) volatile char big[256];
+    volatile char v[n + 1];
+    v[0] = (char)(a + b + c + d + e + f + g);
+    big[0] = (char)n;
+    int r = vla_frame(n * 3 + 1, p);
+    return r + big[0] + v[0];
+}
+
+static void test_vla_and_realigned_frames(void **state)
+{
+    (void)state;
+    uint64_t f0, b0, f1, b1;
+    gl_unwind_stats(&f0, &b0);
+    for (int n = 1; n < 200; n += 37) {
+        struct pair p;
+        realigned(1, 2, 3, 4, 5, 6, 7, n, &p);
+        assert_same(&p);
+    }
+    gl_unwind_stats(&f1, &b1);
+    assert_int_equal(b1 - b0, 0);
+}
+
+/* ---- through libc: qsort calls back into us ---- */
+static struct pair *qsort_pair;
+static int cmp(const void *a, const void *b)
+{
+    if (qsort_pair) {
+        both(qsort_pair, MAXF);
+        qsort_pair = NULL;
+    }
+    return *(const int *)a - *(const int *)b;
+}
+
+static void test_through_libc(void **state)
+{
+    (void)state;
+    struct pair p;
+    int v[64];
+    for (int i = 0; i < 64; i++)
+        v[i] = (i * 7919) % 64;
+    qsort_pair = &p;
+    uint64_t f0, b0, f1, b1;
+    gl_unwind_stats(&f0, &b0);
+    qsort(v, 64, sizeof v[0], cmp);
+    assert_same(&p);
+    gl_unwind_stats(&f1, &b1);
+    assert_int_equal(b1 - b0, 0);
+}
+
+/* ---- another thread, and after invalidation ---- */
+static void *thread_main(void *arg)
+{
+    deep(10, arg, MAXF);
+    return NULL;
+}
+
+static void test_thread_and_invalidate(void **state)
+{
+    (void)state;
+    struct pair p;
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, thread_main, &p), 0);
+    pthread_join(t, NULL);
+    assert_same(&p);
+    gl_unwind_invalidate();
+    deep(5, &p, MAXF);
+    assert_same(&p);
+}
+
+/* ---- where it must give up ---- */
+static struct pair sig_pair;
+static void on_signal(int sig)
+{
+    (void)sig;
+    sig_pair.nf = gl_unwind_fast(sig_pair.fast, MAXF);
+}
+
+static void test_signal_frame_gives_up(void **state)
+{
+    (void)state;
+    uint64_t f0, b0, f1, b1;
+    gl_unwind_stats(&f0, &b0);
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGUSR1, &sa, &old);
+    raise(SIGUSR1);
+    assert_int_equal(sig_pair.nf, -1); /* __restore_rt: a signal frame */
+
+    /* and on an alternate signal stack, before reading anything */
+    stack_t ss = {.ss_sp = malloc(1 << 16), .ss_size = 1 << 16};
+    sigaltstack(&ss, NULL);
+    sa.sa_flags = SA_ONSTACK;
+    sigaction(SIGUSR1, &sa, NULL);
+    sig_pair.nf = 0;
+    raise(SIGUSR1);
+    assert_int_equal(sig_pair.nf, -1);
+    ss.ss_flags = SS_DISABLE;
+    sigaltstack(&ss, NULL);
+    free(ss.ss_sp);
+    sigaction(SIGUSR1, &old, NULL);
+    gl_unwind_stats(&f1, &b1);
+    assert_int_equal(b1 - b0, 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_deep_recursion),
+        cmocka_unit_test(test_depth_limit),
+        cmocka_unit_test(test_vla_and_realigned_frames),
+        cmocka_unit_test(test_through_libc),
+        cmocka_unit_test(test_thread_and_invalidate),
+        cmocka_unit_test(test_signal_frame_gives_up),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
