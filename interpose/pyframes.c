@@ -124,17 +124,11 @@ static unsigned walk(uintptr_t ts, uintptr_t *out, unsigned max, int *truncated)
 
 #define EVAL_MARK (1ULL << 62)
 
-unsigned gl_py_merge(uintptr_t *ips, unsigned n, unsigned cap, unsigned *py, int *py_truncated)
+/* gl_py_merge for thread state ts (known to be there). */
+static unsigned merge_ts(uintptr_t ts, uintptr_t *ips, unsigned n, unsigned cap, unsigned *py, int *py_truncated)
 {
     *py = 0;
     *py_truncated = 0;
-    if (!atomic_load_explicit(&ready, memory_order_acquire))
-        return n;
-    if (!f_initialized() || f_finalizing())
-        return n;
-    uintptr_t ts = (uintptr_t)f_this_ts();
-    if (!ts)
-        return n;
     uintptr_t buf[GL_PY_MAX_DEPTH];
     unsigned room = cap > n ? cap - n : 0, limit = py_max < room ? py_max : room;
     unsigned m = walk(ts, buf, limit, py_truncated);
@@ -183,6 +177,20 @@ unsigned gl_py_merge(uintptr_t *ips, unsigned n, unsigned cap, unsigned *py, int
     return total;
 }
 
+unsigned gl_py_merge(uintptr_t *ips, unsigned n, unsigned cap, unsigned *py, int *py_truncated)
+{
+    *py = 0;
+    *py_truncated = 0;
+    if (!atomic_load_explicit(&ready, memory_order_acquire))
+        return n;
+    if (!f_initialized() || f_finalizing())
+        return n;
+    uintptr_t ts = (uintptr_t)f_this_ts();
+    if (!ts)
+        return n;
+    return merge_ts(ts, ips, n, cap, py, py_truncated);
+}
+
 /* Index + 1 of the eval-loop frame in this thread's last Python stack (0:
  * none yet): how deep to unwind first next time. */
 static __thread unsigned tls_eval_at __attribute__((tls_model("initial-exec")));
@@ -197,8 +205,10 @@ static int find_eval(const uintptr_t *ips, unsigned n)
 
 unsigned gl_py_stack(uintptr_t *ips, unsigned depth, unsigned cap, int mixed, int *truncated)
 {
-    if (mixed || !atomic_load_explicit(&ready, memory_order_acquire) || !f_initialized() || f_finalizing() ||
-        !f_this_ts()) {
+    uintptr_t ts = 0;
+    if (!mixed && atomic_load_explicit(&ready, memory_order_acquire) && f_initialized() && !f_finalizing())
+        ts = (uintptr_t)f_this_ts();
+    if (!ts) {
         unsigned n = gl_stack_capture(ips, depth, truncated);
         unsigned py;
         int py_truncated;
@@ -226,7 +236,7 @@ unsigned gl_py_stack(uintptr_t *ips, unsigned depth, unsigned cap, int mixed, in
     }
     unsigned py;
     int py_truncated;
-    n = gl_py_merge(ips, n, cap, &py, &py_truncated);
+    n = merge_ts(ts, ips, n, cap, &py, &py_truncated);
     if (py)
         *truncated = py_truncated;
     return n;

@@ -52,30 +52,68 @@ void gl_queue_reset(struct gl_queue *q)
 {
     for (uint64_t i = 0; i <= q->mask; i++)
         atomic_store_explicit(&slot_at(q, i)->seq, i, memory_order_relaxed);
+    atomic_fetch_add_explicit(&q->gen, 1, memory_order_relaxed);
     atomic_store_explicit(&q->head, 0, memory_order_relaxed);
     atomic_store_explicit(&q->tail, 0, memory_order_relaxed);
     atomic_store_explicit(&q->dropped, 0, memory_order_release);
 }
 
+/* The last tail this thread read, for one queue in one generation: a lower
+ * bound of the real tail (which only grows until a reset). */
+static __thread struct {
+    const struct gl_queue *q;
+    uint32_t gen;
+    uint64_t tail;
+} seen __attribute__((tls_model("initial-exec")));
+
+static uint64_t seen_tail(struct gl_queue *q)
+{
+    if (seen.q == q && seen.gen == atomic_load_explicit(&q->gen, memory_order_relaxed))
+        return seen.tail;
+    return UINT64_MAX; /* unknown: reads as "maybe full" */
+}
+
+static uint64_t read_tail(struct gl_queue *q)
+{
+    seen.gen = atomic_load_explicit(&q->gen, memory_order_relaxed);
+    /* acquire: the consumer is done with every slot before tail */
+    seen.tail = atomic_load_explicit(&q->tail, memory_order_acquire);
+    seen.q = q;
+    return seen.tail;
+}
+
 struct gl_event *gl_queue_try_claim(struct gl_queue *q, uint64_t *pos_out)
 {
+    const uint64_t cap = q->mask + 1;
+    uint64_t tail = seen_tail(q);
     uint64_t pos = atomic_load_explicit(&q->head, memory_order_relaxed);
     for (;;) {
-        struct slot_head *s = slot_at(q, pos);
-        uint64_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
-        int64_t diff = (int64_t)(seq - pos);
-        if (diff == 0) {
-            if (atomic_compare_exchange_weak_explicit(&q->head, &pos, pos + 1, memory_order_relaxed,
-                                                      memory_order_relaxed)) {
-                *pos_out = pos;
-                return slot_event(s);
+        if (tail == UINT64_MAX || pos - tail >= cap) {
+            tail = read_tail(q);
+            if ((int64_t)(pos - tail) < 0) { /* pos is older than the tail just read */
+                pos = atomic_load_explicit(&q->head, memory_order_relaxed);
+                continue;
             }
-        } else if (diff < 0) {
-            return NULL; /* full: the consumer has not freed this slot yet */
-        } else {
-            pos = atomic_load_explicit(&q->head, memory_order_relaxed);
+            if (pos - tail >= cap)
+                return NULL; /* full: the consumer has not freed this slot yet */
         }
+        if (atomic_compare_exchange_weak_explicit(&q->head, &pos, pos + 1, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+            *pos_out = pos;
+            return slot_event(slot_at(q, pos));
+        }
+        /* pos now holds the current head: check it against tail again */
     }
+}
+
+int gl_queue_crowded(struct gl_queue *q, uint64_t pos)
+{
+    const uint64_t limit = q->mask - (q->mask >> 2);
+    uint64_t tail = seen_tail(q);
+    if (tail != UINT64_MAX && pos - tail <= limit)
+        return 0;
+    tail = read_tail(q);
+    return (int64_t)(pos - tail) > (int64_t)limit;
 }
 
 void gl_queue_publish(struct gl_queue *q, uint64_t pos)
@@ -96,8 +134,8 @@ struct gl_event *gl_queue_peek(struct gl_queue *q)
 void gl_queue_release(struct gl_queue *q)
 {
     uint64_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
-    atomic_store_explicit(&slot_at(q, tail)->seq, tail + q->mask + 1, memory_order_release);
-    atomic_store_explicit(&q->tail, tail + 1, memory_order_relaxed);
+    /* release: our reads of the slot happen before a producer reuses it */
+    atomic_store_explicit(&q->tail, tail + 1, memory_order_release);
 }
 
 uint64_t gl_queue_backlog(struct gl_queue *q)

@@ -1,9 +1,14 @@
 /* queue.h — bounded lock-free multi-producer / single-consumer queue of
- * fixed-size event slots (Vyukov's bounded MPMC ring, one consumer).
+ * fixed-size event slots.
  *
- * A producer claims a slot, builds its event directly inside it (no copy),
- * then publishes it. The consumer (the writer thread) takes published slots in
- * claim order. Nothing here allocates after gl_queue_init or takes a lock. */
+ * A producer claims a slot (a CAS on head), builds its event directly inside
+ * it (no copy), then publishes it (the slot's sequence word). The consumer
+ * (the writer thread) takes published slots in claim order and advances
+ * tail. A slot is free when tail has passed it by a lap; each producer
+ * thread keeps the last tail it read and reads the real one only when that
+ * says the ring may be full, so in the steady state a producer touches no
+ * cache line the consumer writes (the seq word of its own slot aside).
+ * Nothing here allocates after gl_queue_init or takes a lock. */
 #ifndef GL_QUEUE_H
 #define GL_QUEUE_H
 
@@ -18,6 +23,7 @@ struct gl_queue {
     size_t slot_size;
     uint64_t mask;        /* capacity - 1 */
     uint32_t max_depth;   /* ips[] capacity of each slot */
+    _Atomic uint32_t gen; /* bumped by gl_queue_reset: producers' cached tails are void */
     _Alignas(64) _Atomic uint64_t head; /* next position to claim */
     _Alignas(64) _Atomic uint64_t tail; /* next position to consume (written by the consumer only) */
     _Alignas(64) _Atomic uint64_t dropped; /* events given up on a full queue */
@@ -33,6 +39,9 @@ void gl_queue_reset(struct gl_queue *q);
  * *pos receives the claim position to pass to gl_queue_publish. */
 struct gl_event *gl_queue_try_claim(struct gl_queue *q, uint64_t *pos);
 void gl_queue_publish(struct gl_queue *q, uint64_t pos);
+/* 1 if more than three quarters of the ring is claimed and not consumed,
+ * as seen from claim position pos (cheap: usually no shared read). */
+int gl_queue_crowded(struct gl_queue *q, uint64_t pos);
 
 /* Consumer side. Returns the next published event or NULL if the next slot is
  * empty or still being filled. Call gl_queue_release when done with it. */

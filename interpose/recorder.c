@@ -83,7 +83,7 @@ static struct gl_event *claim_slot(uint64_t *pos)
         /* the ring is three quarters full: the writer is falling behind,
          * most likely for want of CPU. Let it run before this thread makes
          * more (a full ring would stop this thread anyway). */
-        if (*pos - atomic_load_explicit(&q->tail, memory_order_relaxed) > q->mask - (q->mask >> 2))
+        if (gl_queue_crowded(q, *pos))
             sched_yield();
         return ev;
     }
@@ -109,7 +109,10 @@ static struct gl_event *claim_slot(uint64_t *pos)
     return NULL;
 }
 
-static void gl_claim_depth(struct gl_claim *cl, const struct gl_call *c, unsigned depth)
+/* Inlined into gl_claim and gl_record: each frame of ours is one more for
+ * every stack walk to step through. */
+static inline __attribute__((always_inline)) void gl_claim_depth(struct gl_claim *cl, const struct gl_call *c,
+                                                                 unsigned depth)
 {
     cl->ev = NULL;
     int saved = errno;
@@ -156,13 +159,18 @@ static void gl_claim_depth(struct gl_claim *cl, const struct gl_call *c, unsigne
     errno = saved;
 }
 
-void gl_claim(struct gl_claim *cl, const struct gl_call *c)
+static inline __attribute__((always_inline)) void claim_inline(struct gl_claim *cl, const struct gl_call *c)
 {
     /* GPULEDGER_FREE_STACKS=0: frees and unmaps carry no stack (half the
      * unwinding in an alloc/free loop; the allocation's stack remains) */
     uint8_t op = api_op[c->api];
     int release = op == GL_OP_FREE || op == GL_OP_UNMAP || op == GL_OP_RELEASE || op == GL_OP_UNRESERVE;
     gl_claim_depth(cl, c, release && !gl_st.cfg.free_stacks ? 0 : gl_st.cfg.stack_depth);
+}
+
+void gl_claim(struct gl_claim *cl, const struct gl_call *c)
+{
+    claim_inline(cl, c);
 }
 
 void gl_claim_label(struct gl_claim *cl, const struct gl_call *c, const char *label)
@@ -235,9 +243,11 @@ void gl_record_state(const struct gl_call *c, uint64_t ts_ns)
     gl_queue_publish(&gl_st.queue, pos);
 }
 
-void gl_record(const struct gl_call *c)
+uint64_t gl_record(const struct gl_call *c)
 {
     struct gl_claim cl;
-    gl_claim(&cl, c);
+    claim_inline(&cl, c);
+    uint64_t ts = cl.ev ? cl.ev->ts_ns : 0;
     gl_publish(&cl, c->result);
+    return ts;
 }

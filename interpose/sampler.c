@@ -40,11 +40,12 @@ static int due(_Atomic uint64_t *slot, uint64_t now, uint64_t period)
     return now >= next && atomic_compare_exchange_strong(slot, &next, now + period);
 }
 
-void gl_sample_after(int stream_ordered, int device, uint64_t pool)
+void gl_sample_after(int stream_ordered, int device, uint64_t pool, uint64_t now)
 {
     if (device < 0 || device >= MAXDEV)
         return;
-    uint64_t now = gl_now_ns();
+    if (!now)
+        now = gl_now_ns();
     if (stream_ordered && due(&next_pool[device], now, POOL_PERIOD_NS)) {
         get_pool_fn get = (get_pool_fn)fn(0, "cudaDeviceGetMemPool");
         pool_attr_fn attr = (pool_attr_fn)fn(1, "cudaMemPoolGetAttribute");

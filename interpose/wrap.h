@@ -27,11 +27,11 @@
         struct gl_call c = {.api = GL_API_##sym, .result = (int)r};                                \
         c.device = (device_expr);                                                                  \
         FILL;                                                                                      \
-        gl_record(&c);                                                                             \
+        uint64_t ts_ = gl_record(&c);                                                              \
         if (r == 0)                                                                                \
             gl_sample_after(c.stream != 0 || c.pool != 0 || GL_API_##sym == GL_API_cudaMallocAsync ||  \
                                 GL_API_##sym == GL_API_cuMemAllocAsync,                            \
-                            c.device, c.pool);                                                     \
+                            c.device, c.pool, ts_);                                                \
         errno = saved_errno_;                                                                      \
     } else {                                                                                       \
         r = CALL;                                                                                  \

@@ -1,5 +1,5 @@
-/* test_queue.c — the bounded MPSC queue: capacity, order, wrap-around, and
- * a multi-producer stress run that checks nothing is lost or reordered per
+/* test_queue.c — the bounded MPSC queue: capacity, order, wrap-around, the
+ * producers' cached tail (full, crowded, reset), and a multi-producer stress run that checks nothing is lost or reordered per
  * producer (run under TSan in CI). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -117,12 +117,53 @@ static void test_multi_producer_stress(void **state)
     gl_queue_destroy(&stress_q);
 }
 
+/* Full and crowded are decided from a tail the producer cached: after the
+ * consumer catches up, the same thread sees the room again; after a reset
+ * (fork child) the cache is void and the ring holds exactly its capacity. */
+static void test_cached_tail_full_crowded_reset(void **state)
+{
+    (void)state;
+    struct gl_queue q;
+    assert_int_equal(gl_queue_init(&q, 8, 0), 0);
+    uint64_t pos;
+    for (int i = 0; i < 8; i++) {
+        assert_non_null(gl_queue_try_claim(&q, &pos));
+        gl_queue_publish(&q, pos);
+        assert_int_equal(gl_queue_crowded(&q, pos), i == 7); /* claimed beyond position 6 of 8 */
+    }
+    assert_null(gl_queue_try_claim(&q, &pos));
+    for (int i = 0; i < 5; i++) {
+        assert_non_null(gl_queue_peek(&q));
+        gl_queue_release(&q);
+    }
+    for (int i = 0; i < 5; i++) {
+        assert_non_null(gl_queue_try_claim(&q, &pos));
+        gl_queue_publish(&q, pos);
+    }
+    assert_int_equal(pos, 12);
+    assert_null(gl_queue_try_claim(&q, &pos));
+    gl_queue_reset(&q);
+    for (int i = 0; i < 8; i++) {
+        assert_non_null(gl_queue_try_claim(&q, &pos));
+        assert_int_equal(pos, (uint64_t)i);
+        gl_queue_publish(&q, pos);
+    }
+    assert_null(gl_queue_try_claim(&q, &pos));
+    for (int i = 0; i < 8; i++) {
+        assert_non_null(gl_queue_peek(&q));
+        gl_queue_release(&q);
+    }
+    assert_null(gl_queue_peek(&q));
+    gl_queue_destroy(&q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_capacity_and_order),
         cmocka_unit_test(test_wraparound),
         cmocka_unit_test(test_multi_producer_stress),
+        cmocka_unit_test(test_cached_tail_full_crowded_reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
