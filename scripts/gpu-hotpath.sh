@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# gpu-hotpath.sh — on the device machine: where a recorded event's time
+# goes on a real GPU, all measured in-process (recording off/on rounds):
+#   1. bench/bench_hotpath built there against the real libcudart: the
+#      clock, cudaGetDevice, a bare cudaMallocAsync/cudaFreeAsync pair, and
+#      ns added per event at stack depths 0/16/48 with 0/20/60 frames below
+#      the loop; with the fast unwinder and with GPULEDGER_UNWIND=libunwind;
+#      and the same for an older build in $GL_OLD (if given) to compare;
+#   2. the PyTorch CPU-bound allocation loop (scripts/gpu/torch_alloc_ab.py):
+#      PyTorch's recorder against gpuledger, variants as above.
+# Prepare here with scripts/device-prep.sh; carry build-device, .device-deps
+# (and the old build). Output: $OUT/hotpath.txt.
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+B=${GL_BUILD:-$ROOT/build-device}
+OLD=${GL_OLD:-}
+OUT=${OUT:-/tmp/gl-gpu-hotpath}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH="$ROOT/.device-deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+GL="$B/report/gpuledger"
+AB="$ROOT/scripts/gpu/torch_alloc_ab.py"
+W=$(mktemp -d)
+CUDA=${CUDA_HOME:-/usr/local/cuda}
+{
+echo "== $(date -u +%FT%TZ) $(nproc) CPUs, clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
+grep -m1 "model name" /proc/cpuinfo
+gcc -O2 -o "$W/bh" "$ROOT/bench/bench_hotpath.c" -I"$CUDA/include" -L"$CUDA/lib64" -Wl,-rpath,"$CUDA/lib64" -lcudart -ldl || exit 1
+echo "-- bare"
+"$W/bh" --rounds 5
+run_bh() { # label, launcher, env..., -- depth
+  local label=$1 gl=$2; shift 2
+  for d in 0 16 48; do
+    echo "-- $label -d $d"
+    env "$@" "$gl" run -q -d "$d" -o "$W/bh.db" -- "$W/bh" --deep 0,20,60 2>&1 | grep '^| [0-9]'
+    rm -f "$W/bh.db"
+  done
+}
+run_bh "new fast" "$GL" GPULEDGER_UNWIND=fast
+run_bh "new libunwind" "$GL" GPULEDGER_UNWIND=libunwind
+[ -n "$OLD" ] && run_bh "old" "$OLD/report/gpuledger" GPULEDGER_X=1
+echo "== torch loop (ns per alloc+free pair, in-process A/B)"
+ab() { # label, launcher or -, env...
+  local label=$1 gl=$2; shift 2
+  if [ "$gl" = - ]; then
+    echo "$label $(env "$@" python3 "$AB" history 2>&1 | tail -1 | cut -c1-150)"
+  else
+    echo "$label $(env "$@" "$gl" run -q --torch tensors -o "$W/t.db" -- python3 "$AB" gpuledger 2>&1 | tail -1 | cut -c1-150)"
+    [ "$label" = "gl-new-default-1" ] && cp "$W/t.db" "$W/keep.db"
+    rm -f "$W/t.db"
+  fi
+}
+for rep in 1 2; do
+  ab "history-python-$rep" - X=1
+  ab "gl-new-default-$rep" "$GL" X=1
+  ab "gl-new-nofree-$rep" "$GL" GPULEDGER_FREE_STACKS=0
+done
+ab "gl-new-d0" "$GL" GPULEDGER_STACK_DEPTH=0
+ab "gl-new-libunwind" "$GL" GPULEDGER_UNWIND=libunwind
+[ -n "$OLD" ] && ab "gl-old-default" "$OLD/report/gpuledger" X=1
+python3 - "$W/keep.db" <<'PYEOF'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+sid = db.execute("SELECT stack_id FROM allocations ORDER BY id DESC LIMIT 1").fetchone()[0]
+rows = db.execute("SELECT depth, python, coalesce(symbol, '?'), line FROM stack_frames WHERE stack_id = ? ORDER BY depth", (sid,)).fetchall()
+print("stack of a loop allocation: %d frames (%d Python)" % (len(rows), sum(r[1] for r in rows)))
+for d, py, sym, line in rows:
+    print("   %2d %s%s" % (d, sym[:100], (":%d" % line) if py else ""))
+PYEOF
+} 2>&1 | tee "$OUT/hotpath.txt"
