@@ -5,7 +5,9 @@
  *     CFA = rsp + k  or  rbp + k  (or, in a realigned frame, *(rbp + k)),
  *     return address at CFA - 8, rbp unchanged or saved at CFA + m,
  * and cached per return address in a lock-free table: a frame then costs a
- * table look-up and two loads. Every load is checked against the calling
+ * table look-up and two loads; a walk that repeats one of the thread's
+ * recent walks (same stack pointer, same words on the stack) is copied
+ * from its memo after checking those words. Every load is checked against the calling
  * thread's stack bounds. Anything else (signal frames, code without unwind
  * information, other rules, an alternate signal stack) makes the walk give
  * up, and the caller uses libunwind instead. */
@@ -25,5 +27,7 @@ void gl_unwind_invalidate(void);
 /* Counters for tests and benchmarks: stacks this thread walked fast, and
  * stacks any thread gave up on. */
 void gl_unwind_stats(uint64_t *fast, uint64_t *fallback);
+/* Walks of this thread answered from its memo of recent walks. */
+void gl_unwind_memo_stats(uint64_t *hits);
 
 #endif

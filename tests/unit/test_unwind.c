@@ -161,6 +161,76 @@ static void test_thread_and_invalidate(void **state)
     assert_same(&p);
 }
 
+/* ---- the memo of recent walks ---- */
+static volatile int sink;
+/* Two callers with the same frame (the walk starts at the same sp), made
+ * different so that the compiler does not fold them into one. */
+__attribute__((noinline)) static void caller_a(struct pair *p)
+{
+    sink = 1;
+    both(p, MAXF);
+    __asm__ volatile("" ::: "memory");
+}
+__attribute__((noinline)) static void caller_b(struct pair *p)
+{
+    sink = 2;
+    both(p, MAXF);
+    __asm__ volatile("" ::: "memory");
+}
+
+/* g's frame is found through rbp (a VLA); the callers' VLA and g's add up
+ * to the same size, so every walk starts at the same sp while g's rbp, and
+ * the caller g returns to, change. */
+__attribute__((noinline)) static int g_vla(int m, struct pair *p)
+{
+    volatile char v[m];
+    v[0] = (char)m;
+    both(p, MAXF);
+    return v[0];
+}
+__attribute__((noinline)) static int f1_vla(int n, struct pair *p)
+{
+    volatile char v[n];
+    v[0] = (char)n;
+    int r = g_vla(272 - n, p);
+    return r + v[0] + 1;
+}
+__attribute__((noinline)) static int f2_vla(int n, struct pair *p)
+{
+    volatile char v[n];
+    v[0] = (char)(n + 2);
+    int r = g_vla(272 - n, p);
+    return r + v[0] + 2;
+}
+
+static void test_memo_hits_and_never_lies(void **state)
+{
+    (void)state;
+    uint64_t h0, h1;
+    struct pair p, q;
+    gl_unwind_memo_stats(&h0);
+    for (int i = 0; i < 5; i++) { /* the same stack again and again: answered from the memo */
+        deep(20, &p, MAXF);
+        assert_same(&p);
+    }
+    gl_unwind_memo_stats(&h1);
+    assert_true(h1 - h0 >= 4);
+    for (int i = 0; i < 3; i++) { /* two callers, the same sp: each gets its own stack */
+        caller_a(&p);
+        assert_same(&p);
+        caller_b(&q);
+        assert_same(&q);
+        assert_int_not_equal(p.fast[1], q.fast[1]);
+    }
+    for (int n = 16; n <= 256; n += 16) { /* frames found through rbp, at the same starting sp */
+        f1_vla(n, &p);
+        assert_same(&p);
+        f2_vla(272 - n, &q);
+        assert_same(&q);
+        assert_int_not_equal(p.fast[2], q.fast[2]);
+    }
+}
+
 /* ---- where it must give up ---- */
 static struct pair sig_pair;
 static void on_signal(int sig)
@@ -205,6 +275,7 @@ int main(void)
         cmocka_unit_test(test_vla_and_realigned_frames),
         cmocka_unit_test(test_through_libc),
         cmocka_unit_test(test_thread_and_invalidate),
+        cmocka_unit_test(test_memo_hits_and_never_lies),
         cmocka_unit_test(test_signal_frame_gives_up),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
