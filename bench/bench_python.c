@@ -58,7 +58,29 @@ static PyObject *py_pairs(PyObject *self, PyObject *args)
     return PyFloat_FromDouble(dt * 1e9 / (double)n);
 }
 
+/* glbench.alloc(): a capsule owning 4 KiB of device memory, freed when the
+ * last reference goes (a tensor's life in PyTorch: allocated inside a call,
+ * freed from a decref in the interpreter loop). */
+static cudaStream_t alloc_stream;
+static void capsule_free(PyObject *cap)
+{
+    cudaFreeAsync(PyCapsule_GetPointer(cap, "glbench.mem"), alloc_stream);
+}
+
+static PyObject *py_alloc(PyObject *self, PyObject *args)
+{
+    (void)self;
+    (void)args;
+    void *p;
+    if (!alloc_stream)
+        cudaStreamCreate(&alloc_stream);
+    if (cudaMallocAsync(&p, 4096, alloc_stream) != cudaSuccess)
+        return PyErr_NoMemory();
+    return PyCapsule_New(p, "glbench.mem", capsule_free);
+}
+
 static PyMethodDef methods[] = {{"pairs", py_pairs, METH_VARARGS, "timed alloc/free pairs"},
+                                {"alloc", py_alloc, METH_NOARGS, "device memory freed on the last decref"},
                                 {NULL, NULL, 0, NULL}};
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "glbench", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
@@ -86,7 +108,46 @@ static int child(int depth, long pairs)
     return rc ? 1 : 0;
 }
 
+/* In-process A/B of the tensor-like loop: rounds with recording off and
+ * on alternate (gpuledger_set_recording through ctypes, as
+ * scripts/gpu/torch_alloc_ab.py does on the GPU machine). */
+static int child_ab(void)
+{
+    PyImport_AppendInittab("glbench", init_glbench);
+    Py_Initialize();
+    int rc = PyRun_SimpleString(
+        "import ctypes, glbench, statistics, time\n"
+        "rec = ctypes.CDLL(None).gpuledger_set_recording\n"
+        "def burst(n):\n"
+        "    t0 = time.perf_counter_ns()\n"
+        "    for _ in range(n):\n"
+        "        t = glbench.alloc()\n"
+        "        del t\n"
+        "    return (time.perf_counter_ns() - t0) / n\n"
+        "def rnd(k):\n"
+        "    s = 0\n"
+        "    for _ in range(k):\n"
+        "        time.sleep(0.005)\n"
+        "        s += burst(2048)\n"
+        "    return s / k\n"
+        "for on in (0, 1, 0, 1):\n"
+        "    rec(on)\n"
+        "    rnd(2)\n"
+        "off, on = [], []\n"
+        "for r in range(9):\n"
+        "    rec(0)\n"
+        "    off.append(rnd(5))\n"
+        "    rec(1)\n"
+        "    on.append(rnd(5))\n"
+        "print('%.1f %.1f' % (statistics.median(off), statistics.median(on)))\n");
+    fflush(stdout);
+    Py_FinalizeEx();
+    return rc ? 1 : 0;
+}
+
 static char self[4096], lib[4096];
+
+static char last_out[256];
 
 static double run_child(int depth, long pairs, const char *mode)
 {
@@ -109,7 +170,8 @@ static double run_child(int depth, long pairs, const char *mode)
             putenv(strcmp(mode, "native") ? "GPULEDGER_PYTHON=1" : "GPULEDGER_PYTHON=0");
         }
         char *argv[] = {self, "--child", d, n, NULL};
-        execv(self, argv);
+        char *argv_ab[] = {self, "--child-ab", NULL};
+        execv(self, depth < 0 ? argv_ab : argv);
         _exit(127);
     }
     close(pipefd[1]);
@@ -121,6 +183,7 @@ static double run_child(int depth, long pairs, const char *mode)
     out[got] = 0;
     close(pipefd[0]);
     waitpid(pid, NULL, 0);
+    snprintf(last_out, sizeof last_out, "%s", out);
     return atof(out);
 }
 
@@ -134,6 +197,8 @@ int main(int argc, char **argv)
 {
     if (argc == 4 && !strcmp(argv[1], "--child"))
         return child(atoi(argv[2]), atol(argv[3]));
+    if (argc == 2 && !strcmp(argv[1], "--child-ab"))
+        return child_ab();
     long pairs = 100000;
     int repeats = 5;
     for (int i = 1; i < argc; i++) {
@@ -184,6 +249,19 @@ int main(int argc, char **argv)
         }
         printf("| %d | %.0f | %.0f | %.0f | %.0f | %.0f |\n", depths[d], med[0], med[1], med[2], (med[2] - med[0]) / 2,
                (med[2] - med[1]) / 2);
+        fflush(stdout);
+    }
+    printf("\nTensor-like loop (`t = glbench.alloc(); del t`: allocated inside a call, freed by a decref), in-process "
+           "A/B, medians of 9 rounds:\n\n| recording | off ns/pair | on ns/pair | added ns/event |\n|---|---|---|---|\n");
+    const char *ab_modes[] = {"python", "native"};
+    for (int m = 0; m < 2; m++) {
+        double off = 0, on = 0;
+        run_child(-1, 0, ab_modes[m]);
+        if (sscanf(last_out, "%lf %lf", &off, &on) != 2) {
+            printf("| %s | failed: %s | | |\n", ab_modes[m], last_out);
+            continue;
+        }
+        printf("| %s frames | %.0f | %.0f | %.0f |\n", m ? "native" : "Python + native", off, on, (on - off) / 2);
         fflush(stdout);
     }
     return 0;

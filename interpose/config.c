@@ -112,9 +112,11 @@ void gl_config_load(struct gl_config *c, void (*warn)(const char *msg))
     if (uw && *uw && strcasecmp(uw, "fast")) {
         if (!strcasecmp(uw, "libunwind")) {
             c->fast_unwind = 0;
+        } else if (!strcasecmp(uw, "nomemo")) {
+            c->fast_unwind = 2;
         } else {
             char msg[256];
-            snprintf(msg, sizeof msg, "GPULEDGER_UNWIND='%s' is not fast/libunwind; using fast", uw);
+            snprintf(msg, sizeof msg, "GPULEDGER_UNWIND='%s' is not fast/nomemo/libunwind; using fast", uw);
             warn(msg);
         }
     }

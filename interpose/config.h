@@ -24,7 +24,7 @@ struct gl_config {
     int python;           /* GPULEDGER_PYTHON: 0 off, 1 (default) Python frames, 2 "mixed" */
     int free_stacks;      /* GPULEDGER_FREE_STACKS, default 1: stacks on frees/unmaps too */
     unsigned python_depth;/* GPULEDGER_PYTHON_DEPTH, 1..256, default 64 */
-    int fast_unwind;      /* GPULEDGER_UNWIND: fast (1, default: unwind.c) or libunwind (0) */
+    int fast_unwind;      /* GPULEDGER_UNWIND: fast (1, default: unwind.c), nomemo (2: without its memo), libunwind (0) */
     const char *manifest; /* GPULEDGER_MANIFEST: file the launcher reads back */
 };
 

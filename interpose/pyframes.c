@@ -191,9 +191,16 @@ unsigned gl_py_merge(uintptr_t *ips, unsigned n, unsigned cap, unsigned *py, int
     return merge_ts(ts, ips, n, cap, py, py_truncated);
 }
 
-/* Index + 1 of the eval-loop frame in this thread's last Python stack (0:
- * none yet): how deep to unwind first next time. */
+/* How deep this thread's first eval-loop frame has been (index + 1; 0:
+ * none yet): how deep to unwind first. A high-water mark, lowered only
+ * after 4,096 stacks in a row found the interpreter well above it: a
+ * thread alternating between a deep and a shallow path (an allocation
+ * inside an op, a free from a decref) keeps one depth, which is also what
+ * lets the unwinder answer repeated stacks from its memo. */
 static __thread unsigned tls_eval_at __attribute__((tls_model("initial-exec")));
+static __thread unsigned tls_eval_low __attribute__((tls_model("initial-exec")));
+#define EVAL_SLACK 3
+#define EVAL_DECAY 4096
 
 static int find_eval(const uintptr_t *ips, unsigned n)
 {
@@ -220,7 +227,7 @@ unsigned gl_py_stack(uintptr_t *ips, unsigned depth, unsigned cap, int mixed, in
     /* A Python thread: the native frames that matter are those above the
      * first eval-loop frame (the Python frames stand for everything below),
      * so unwind only about as deep as that was last time. */
-    unsigned hint = tls_eval_at ? tls_eval_at + 3 : 32; /* each frame walked costs ~15 ns */
+    unsigned hint = tls_eval_at ? tls_eval_at + EVAL_SLACK : 32;
     unsigned d = hint < depth ? hint : depth;
     /* our own frames above the caller are few here (a CUPTI callback has
      * many: its first attempt falls short and is retried in full) */
@@ -231,8 +238,19 @@ unsigned gl_py_stack(uintptr_t *ips, unsigned depth, unsigned cap, int mixed, in
         at = find_eval(ips, n);
     }
     if (at >= 0) {
-        n = (unsigned)at + 1;
-        tls_eval_at = (unsigned)at + 1 > tls_eval_at ? (unsigned)at + 1 : tls_eval_at - 1;
+        unsigned seen = (unsigned)at + 1;
+        n = seen;
+        if (seen > tls_eval_at) {
+            tls_eval_at = seen;
+            tls_eval_low = 0;
+        } else if (seen + 2 * EVAL_SLACK < tls_eval_at) {
+            if (++tls_eval_low >= EVAL_DECAY) {
+                tls_eval_at = seen;
+                tls_eval_low = 0;
+            }
+        } else {
+            tls_eval_low = 0;
+        }
     }
     unsigned py;
     int py_truncated;

@@ -16,9 +16,10 @@ static uintptr_t skip_lo[MAX_SKIP], skip_hi[MAX_SKIP];
 static _Atomic int nskip;
 static int use_fast = 1;
 
-void gl_stack_use_fast(int on)
+void gl_stack_use_fast(int mode)
 {
-    use_fast = on;
+    use_fast = mode != 0;
+    gl_unwind_use_memo(mode != 2);
 }
 
 struct range_query {

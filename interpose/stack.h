@@ -11,8 +11,9 @@
  * frames (and, for CUPTI callbacks, the driver's) can be cut off the top. */
 #define GL_STACK_SLACK 24
 
-/* 0: always libunwind (GPULEDGER_UNWIND=libunwind). Set before recording. */
-void gl_stack_use_fast(int on);
+/* GPULEDGER_UNWIND: 1 fast (default), 2 fast without its memo, 0 always
+ * libunwind. Set before recording. */
+void gl_stack_use_fast(int mode);
 
 /* Find gpuledger's own code range. Call once before the first capture. */
 void gl_stack_init(void);

@@ -502,8 +502,16 @@ struct entry {
 static struct entry cache[CACHE_SIZE];
 static _Atomic uint32_t generation = 1;
 static pthread_mutex_t miss_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic uint64_t n_fallback;
+static _Atomic uint64_t n_fallback, n_walks, n_hits;
+static _Atomic uintptr_t first_bad_pc;
+static _Atomic int first_bad_reason;
 static __thread uint64_t tls_fast GL_TLS;
+static int memo_on = 1;
+
+void gl_unwind_use_memo(int on)
+{
+    memo_on = on;
+}
 
 static inline uint32_t slot_of(uintptr_t pc)
 {
@@ -580,10 +588,42 @@ static void find_stack(void)
     pthread_attr_destroy(&a);
 }
 
-static int give_up(void)
+/* The walk stops: count it, and remember where the first one did. */
+static int give_up(int reason, uintptr_t pc)
 {
     atomic_fetch_add_explicit(&n_fallback, 1, memory_order_relaxed);
+    uintptr_t none = 0;
+    if (atomic_load_explicit(&first_bad_pc, memory_order_relaxed) == 0 &&
+        atomic_compare_exchange_strong(&first_bad_pc, &none, pc ? pc : 1))
+        atomic_store(&first_bad_reason, reason);
     return -1;
+}
+
+void gl_unwind_totals(struct gl_unwind_totals *t)
+{
+    t->walks = atomic_load(&n_walks);
+    t->memo_hits = atomic_load(&n_hits);
+    t->fallbacks = atomic_load(&n_fallback);
+    t->first_giveup_pc = atomic_load(&first_bad_pc);
+    t->first_giveup_reason = atomic_load(&first_bad_reason);
+}
+
+/* Process totals: a thread's first 64 walks are added one by one, later
+ * ones in batches of 64 (no shared counter written on every walk). */
+static inline void count_walk(int hit)
+{
+    static __thread unsigned batch_walks GL_TLS, batch_hits GL_TLS;
+    if (tls_fast++ < 64) {
+        atomic_fetch_add_explicit(&n_walks, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&n_hits, (unsigned)hit, memory_order_relaxed);
+        return;
+    }
+    batch_hits += (unsigned)hit;
+    if (++batch_walks == 64) {
+        atomic_fetch_add_explicit(&n_walks, batch_walks, memory_order_relaxed);
+        atomic_fetch_add_explicit(&n_hits, batch_hits, memory_order_relaxed);
+        batch_walks = batch_hits = 0;
+    }
 }
 
 /* ---- the per-thread memo of recent walks ---------------------------------
@@ -692,11 +732,11 @@ __attribute__((noinline, no_sanitize("address", "thread"))) int gl_unwind_fast(u
         find_stack();
     const uintptr_t lo = sp, hi = tls_stack_hi;
     if (sp < tls_stack_lo || sp >= hi) /* an alternate signal stack, a coroutine's: libunwind */
-        return give_up();
+        return give_up(GL_GIVEUP_STACK, pc);
     const uint64_t gen = atomic_load_explicit(&generation, memory_order_relaxed);
 
     struct memo scratch, *rec = &scratch;
-    struct memo_table *t = tls_memo_state > 0 ? tls_memo : memo_table();
+    struct memo_table *t = !memo_on ? NULL : tls_memo_state > 0 ? tls_memo : memo_table();
     if (t) {
         unsigned set = memo_set(sp);
         for (unsigned w = 0; w < MEMO_WAYS; w++) {
@@ -709,7 +749,7 @@ __attribute__((noinline, no_sanitize("address", "thread"))) int gl_unwind_fast(u
             if (i == m->nl) {
                 memcpy(ips, m->ips, (size_t)m->n * sizeof ips[0]);
                 tls_memo_hits++;
-                tls_fast++;
+                count_walk(1);
                 return m->n;
             }
         }
@@ -729,7 +769,7 @@ __attribute__((noinline, no_sanitize("address", "thread"))) int gl_unwind_fast(u
         if (kind == K_LAST)
             break;
         if (kind != K_OK)
-            return give_up();
+            return give_up(GL_GIVEUP_RULE, look);
         uintptr_t cfa;
         int64_t off = R_CFA_OFF(r);
         switch (R_CFA(r)) {
@@ -739,21 +779,21 @@ __attribute__((noinline, no_sanitize("address", "thread"))) int gl_unwind_fast(u
             BP_USED();
             uintptr_t at = bp + (uintptr_t)off;
             if (!IN_STACK(at))
-                return give_up();
+                return give_up(GL_GIVEUP_BOUNDS, look);
             cfa = *(const uintptr_t *)at;
             NOTE(at, cfa);
             break;
         }
         }
         if (cfa <= sp || cfa > hi || !IN_STACK(cfa - 8))
-            return give_up();
+            return give_up(GL_GIVEUP_BOUNDS, look);
         uintptr_t ra = *(const uintptr_t *)(cfa - 8);
         NOTE(cfa - 8, ra);
         int64_t boff = R_BP_OFF(r);
         if (R_BP(r) == BP_AT_CFA) {
             uintptr_t at = cfa + (uintptr_t)boff;
             if (!IN_STACK(at))
-                return give_up();
+                return give_up(GL_GIVEUP_BOUNDS, look);
             bp = *(const uintptr_t *)at;
             bp_a = at;
             bp_src = 1;
@@ -761,7 +801,7 @@ __attribute__((noinline, no_sanitize("address", "thread"))) int gl_unwind_fast(u
             BP_USED();
             uintptr_t at = bp + (uintptr_t)boff;
             if (!IN_STACK(at))
-                return give_up();
+                return give_up(GL_GIVEUP_BOUNDS, look);
             bp = *(const uintptr_t *)at;
             bp_a = at;
             bp_src = 1;
@@ -781,6 +821,6 @@ __attribute__((noinline, no_sanitize("address", "thread"))) int gl_unwind_fast(u
         memcpy(rec->ips, ips, (size_t)n * sizeof ips[0]);
         rec->valid = 1;
     }
-    tls_fast++;
+    count_walk(0);
     return n;
 }

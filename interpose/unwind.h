@@ -30,4 +30,17 @@ void gl_unwind_stats(uint64_t *fast, uint64_t *fallback);
 /* Walks of this thread answered from its memo of recent walks. */
 void gl_unwind_memo_stats(uint64_t *hits);
 
+/* Process totals (walks and memo hits lag by up to 64 per thread), and
+ * where the first walk that gave up stopped, for the run's diagnostics. */
+enum { GL_GIVEUP_STACK = 1, GL_GIVEUP_RULE = 2, GL_GIVEUP_BOUNDS = 3 };
+struct gl_unwind_totals {
+    uint64_t walks, memo_hits, fallbacks;
+    uintptr_t first_giveup_pc; /* 0: none */
+    int first_giveup_reason;   /* GL_GIVEUP_* */
+};
+void gl_unwind_totals(struct gl_unwind_totals *t);
+
+/* 0: no memo (GPULEDGER_UNWIND=nomemo, for measuring it). */
+void gl_unwind_use_memo(int on);
+
 #endif

@@ -2,6 +2,7 @@
  * drains the queue into the store, commits at least every commit_ms (and
  * whenever the queue runs dry), answers flush requests, and writes the
  * final run row at shutdown. The only thread that touches SQLite. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -18,6 +19,7 @@
 #include "recorder.h"
 #include "state.h"
 #include "store.h"
+#include "unwind.h"
 
 #ifndef GL_VERSION
 #define GL_VERSION "0.0.0"
@@ -126,6 +128,33 @@ static void counters(struct gl_run_counters *c)
     c->truncated_stacks = atomic_load(&gl_st.truncated);
 }
 
+/* How the stacks were walked (meta unwind_*): what to look at when stacks
+ * cost more than they should. */
+static void unwind_meta(struct gl_store *s)
+{
+    struct gl_unwind_totals t;
+    gl_unwind_totals(&t);
+    char num[256];
+    snprintf(num, sizeof num, "%llu", (unsigned long long)t.walks);
+    gl_store_meta(s, "unwind_walks", num);
+    snprintf(num, sizeof num, "%llu", (unsigned long long)t.memo_hits);
+    gl_store_meta(s, "unwind_memo_hits", num);
+    snprintf(num, sizeof num, "%llu", (unsigned long long)t.fallbacks);
+    gl_store_meta(s, "unwind_libunwind", num);
+    if (t.first_giveup_pc) {
+        static const char *why[] = {"?", "not on the thread's stack", "no usable unwind rule", "a load out of bounds"};
+        Dl_info di;
+        int r = t.first_giveup_reason >= 1 && t.first_giveup_reason <= 3 ? t.first_giveup_reason : 0;
+        if (dladdr((void *)t.first_giveup_pc, &di) && di.dli_fname)
+            snprintf(num, sizeof num, "%s at %s+0x%llx (%s)", why[r], di.dli_fname,
+                     (unsigned long long)(t.first_giveup_pc - (uintptr_t)di.dli_fbase),
+                     di.dli_sname ? di.dli_sname : "?");
+        else
+            snprintf(num, sizeof num, "%s at 0x%llx", why[r], (unsigned long long)t.first_giveup_pc);
+        gl_store_meta(s, "unwind_first_giveup", num);
+    }
+}
+
 /* The store failed (disk full, I/O error): say so once, stop recording. */
 static void store_failed(struct gl_store *s)
 {
@@ -213,6 +242,7 @@ static void *writer_main(void *arg)
     if (ok) {
         struct gl_run_counters c;
         counters(&c);
+        unwind_meta(s);
         if (gl_store_finish(s, &c, gl_now_ns(), atomic_load(&gl_st.exit_code), atomic_load(&gl_st.exit_signal)))
             store_failed(s);
     }

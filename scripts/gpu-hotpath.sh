@@ -36,6 +36,7 @@ run_bh() { # label, launcher, env..., -- depth
   done
 }
 run_bh "new fast" "$GL" GPULEDGER_UNWIND=fast
+run_bh "new nomemo" "$GL" GPULEDGER_UNWIND=nomemo
 run_bh "new libunwind" "$GL" GPULEDGER_UNWIND=libunwind
 [ -n "$OLD" ] && run_bh "old" "$OLD/report/gpuledger" GPULEDGER_X=1
 echo "== torch loop (ns per alloc+free pair, in-process A/B)"
@@ -55,6 +56,7 @@ for rep in 1 2; do
   ab "gl-new-nofree-$rep" "$GL" GPULEDGER_FREE_STACKS=0
 done
 ab "gl-new-d0" "$GL" GPULEDGER_STACK_DEPTH=0
+ab "gl-new-nomemo" "$GL" GPULEDGER_UNWIND=nomemo
 ab "gl-new-libunwind" "$GL" GPULEDGER_UNWIND=libunwind
 [ -n "$OLD" ] && ab "gl-old-default" "$OLD/report/gpuledger" X=1
 python3 - "$W/keep.db" <<'PYEOF'
@@ -62,6 +64,8 @@ import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 sid = db.execute("SELECT stack_id FROM allocations ORDER BY id DESC LIMIT 1").fetchone()[0]
 rows = db.execute("SELECT depth, python, coalesce(symbol, '?'), line FROM stack_frames WHERE stack_id = ? ORDER BY depth", (sid,)).fetchall()
+for k, v in db.execute("SELECT key, value FROM meta WHERE key LIKE 'unwind%'"):
+    print("meta %s = %s" % (k, v))
 print("stack of a loop allocation: %d frames (%d Python)" % (len(rows), sum(r[1] for r in rows)))
 for d, py, sym, line in rows:
     print("   %2d %s%s" % (d, sym[:100], (":%d" % line) if py else ""))
