@@ -121,6 +121,14 @@ void gl_queue_publish(struct gl_queue *q, uint64_t pos)
     atomic_store_explicit(&slot_at(q, pos)->seq, pos + 1, memory_order_release);
 }
 
+void gl_queue_prefetch(struct gl_queue *q, uint64_t pos)
+{
+    const char *p = (const char *)slot_at(q, pos);
+    size_t n = q->slot_size < 320 ? q->slot_size : 320;
+    for (size_t off = 0; off < n; off += 64) /* prefetchw: a no-op where the CPU lacks it */
+        __asm__ volatile("prefetchw %0" ::"m"(*(p + off)));
+}
+
 struct gl_event *gl_queue_peek(struct gl_queue *q)
 {
     uint64_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);

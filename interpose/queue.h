@@ -39,6 +39,11 @@ void gl_queue_reset(struct gl_queue *q);
  * *pos receives the claim position to pass to gl_queue_publish. */
 struct gl_event *gl_queue_try_claim(struct gl_queue *q, uint64_t *pos);
 void gl_queue_publish(struct gl_queue *q, uint64_t pos);
+/* Ask for the first cache lines of the slot at pos for writing (the next
+ * event's, called after a publish): a slot last touched a lap ago, by the
+ * consumer, then is owned by the time it is written, and the next claim's
+ * atomic does not wait for those writes. */
+void gl_queue_prefetch(struct gl_queue *q, uint64_t pos);
 /* 1 if more than three quarters of the ring is claimed and not consumed,
  * as seen from claim position pos (cheap: usually no shared read). */
 int gl_queue_crowded(struct gl_queue *q, uint64_t pos);

@@ -199,6 +199,7 @@ void gl_publish(struct gl_claim *cl, int result)
         ev->op = result == 2 /* cudaErrorMemoryAllocation == CUDA_ERROR_OUT_OF_MEMORY */ ? GL_OP_OOM
                                                                                         : GL_OP_ERROR;
     gl_queue_publish(&gl_st.queue, cl->pos);
+    gl_queue_prefetch(&gl_st.queue, cl->pos + 1);
     cl->ev = NULL;
 }
 
