@@ -59,6 +59,38 @@ static void test_alloc1000_exact(void **state)
     sqlite3_close(db);
 }
 
+/* The fast unwinder and libunwind give the same stacks, frame for frame;
+ * the run says how its stacks were walked (meta unwind_*). */
+static void test_fast_unwind_matches_libunwind(void **state)
+{
+    (void)state;
+    static struct run_result r;
+    h_run(&r, ENV("GPULEDGER_UNWIND=libunwind"), ARGV(GL, "run", "-q", "-o", "slow.db", "--", PROG("alloc1000")));
+    assert_int_equal(r.status, 0);
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "fast.db", "--", PROG("alloc1000")));
+    assert_int_equal(r.status, 0);
+    sqlite3 *slow = h_open("slow.db"), *fast = h_open("fast.db");
+    char attach[4200];
+    snprintf(attach, sizeof attach, "ATTACH '%s/slow.db' AS slow", h_dir());
+    assert_int_equal(sqlite3_exec(fast, attach, NULL, NULL, NULL), SQLITE_OK);
+#define STACK_OF(db) "(SELECT group_concat(coalesce(f.symbol, '?') || '@' || f.offset, ',') FROM (SELECT * FROM " db \
+                     "stack_frames WHERE stack_id = e.stack_id ORDER BY depth) f)"
+    assert_int_equal(h_int(fast, "SELECT count(*) FROM main.events e WHERE e.stack_id IS NOT NULL"), 2000 - 3);
+    assert_int_equal(h_int(fast, "SELECT count(*) FROM main.events e JOIN slow.events s ON s.seq = e.seq WHERE "
+                                 "length(" STACK_OF("main.") ") > 20 AND " STACK_OF("main.") " = (SELECT "
+                                 "group_concat(coalesce(f.symbol, '?') || '@' || f.offset, ',') FROM (SELECT * FROM "
+                                 "slow.stack_frames WHERE stack_id = s.stack_id ORDER BY depth) f)"),
+                     2000 - 3);
+#undef STACK_OF
+    assert_int_equal(h_int(fast, "SELECT value FROM main.meta WHERE key = 'unwind_libunwind'"), 0);
+    assert_int_equal(h_int(fast, "SELECT count(*) FROM meta WHERE key = 'unwind_first_giveup'"), 0);
+    assert_true(h_int(fast, "SELECT value FROM meta WHERE key = 'unwind_walks'") > 1900);
+    assert_true(h_int(fast, "SELECT value FROM meta WHERE key = 'unwind_memo_hits'") > 1000);
+    assert_int_equal(h_int(slow, "SELECT value FROM meta WHERE key = 'unwind_walks'"), 0);
+    sqlite3_close(slow);
+    sqlite3_close(fast);
+}
+
 static void test_oom_recorded_with_size_and_stack(void **state)
 {
     (void)state;
@@ -490,6 +522,7 @@ int main(void)
         cmocka_unit_test_teardown(test_launcher_usage_and_summary, teardown),
         cmocka_unit_test_teardown(test_cupti_sees_what_no_wrapper_can, teardown),
         cmocka_unit_test_teardown(test_annotations, teardown),
+        cmocka_unit_test_teardown(test_fast_unwind_matches_libunwind, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -70,11 +70,34 @@ static void test_defaults_and_bad_values(void **state)
     unsetenv("GPULEDGER_OUTPUT");
 }
 
+static void test_unwind_modes(void **state)
+{
+    (void)state;
+    struct gl_config c;
+    static const struct {
+        const char *value;
+        int mode, warned;
+    } cases[] = {{NULL, 1, 0}, {"fast", 1, 0}, {"LIBUNWIND", 0, 0}, {"nomemo", 2, 0}, {"frame-pointers", 1, 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (cases[i].value)
+            setenv("GPULEDGER_UNWIND", cases[i].value, 1);
+        else
+            unsetenv("GPULEDGER_UNWIND");
+        warnings = 0;
+        gl_config_load(&c, warn);
+        assert_int_equal(c.fast_unwind, cases[i].mode);
+        assert_int_equal(warnings, cases[i].warned);
+    }
+    assert_non_null(strstr(last_warning, "GPULEDGER_UNWIND='frame-pointers' is not fast/nomemo/libunwind"));
+    unsetenv("GPULEDGER_UNWIND");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parsers),
         cmocka_unit_test(test_defaults_and_bad_values),
+        cmocka_unit_test(test_unwind_modes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
