@@ -160,7 +160,12 @@ int main(int argc, char **argv)
         v[r] = (now_ns() - t0) / (double)n;
     }
     printf("cudaGetDevice: %.1f ns\n", median(v, rounds));
-    ctx_fn ctx = (ctx_fn)dlsym(RTLD_DEFAULT, "cuCtxGetCurrent");
+    ctx_fn ctx = NULL;
+    enum cudaDriverEntryPointQueryResult qr;
+    if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", (void **)&ctx, 12000, cudaEnableDefault, &qr) !=
+            cudaSuccess ||
+        qr != cudaDriverEntryPointSuccess)
+        ctx = NULL;
     if (ctx) {
         for (int r = 0; r < rounds; r++) {
             double t0 = now_ns();
