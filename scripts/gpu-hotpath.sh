@@ -71,3 +71,10 @@ for d, py, sym, line in rows:
     print("   %2d %s%s" % (d, sym[:100], (":%d" % line) if py else ""))
 PYEOF
 } 2>&1 | tee "$OUT/hotpath.txt"
+if [ -n "${STEP_AB:-}" ]; then
+  echo "== GPT step, in-process A/B (steps alternate recording off/on; --torch tensors)" | tee -a "$OUT/hotpath.txt"
+  for rep in 1 2 3; do
+    "$GL" run -q --torch tensors -o "$W/s$rep.db" -- python3 "$ROOT/scripts/gpu/torch_train.py" --steps 200 --ab 2>/dev/null | tail -1 | tee -a "$OUT/hotpath.txt"
+    rm -f "$W/s$rep.db"
+  done
+fi

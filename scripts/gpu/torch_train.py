@@ -69,9 +69,16 @@ def main():
     ap.add_argument("--lora-leak", action="store_true",
                     help="load a LoRA adapter every step and keep it (never unloaded)")
     ap.add_argument("--marks", action="store_true", help="call gpuledger_mark at the end of each step (ctypes)")
+    ap.add_argument("--ab", action="store_true",
+                    help="under gpuledger: alternate steps with recording on and off (gpuledger_set_recording) and "
+                         "report the median step of each (in-process A/B)")
     args = ap.parse_args()
     import ctypes
     mark = getattr(ctypes.CDLL(None), "gpuledger_mark", None) if args.marks else None
+    set_recording = getattr(ctypes.CDLL(None), "gpuledger_set_recording", None) if args.ab else None
+    if args.ab and set_recording is None:
+        raise SystemExit("torch_train.py --ab: run it under gpuledger run")
+    ab_times = {0: [], 1: []}
     torch.manual_seed(0)
     dev = torch.device("cuda")
     model = TinyGPT(d=args.dim).to(dev)
@@ -80,6 +87,8 @@ def main():
     for step in range(args.steps):
         x = torch.randint(0, 8192, (args.batch, 256), device=dev)
         torch.cuda.synchronize()
+        if set_recording:
+            set_recording(step % 2)
         t0 = time.perf_counter()
         logits = model(x)
         loss = nn.functional.cross_entropy(logits.view(-1, logits.shape[-1]), x.view(-1))
@@ -92,10 +101,18 @@ def main():
             ADAPTERS.append(load_adapter(model))  # the bug: the previous adapter is never unloaded
         torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
+        if set_recording and step >= 4:  # the first steps warm up (cuBLAS, the pool)
+            ab_times[step % 2].append(times[-1])
         if mark:
             mark(f"step {step}".encode())
     times.sort()
-    print(json.dumps({
+    extra = {}
+    if set_recording:
+        set_recording(1)
+        off, on = sorted(ab_times[0]), sorted(ab_times[1])
+        extra = {"ab_off_ms": 1000 * off[len(off) // 2], "ab_on_ms": 1000 * on[len(on) // 2],
+                 "ab_added_pct": 100 * (on[len(on) // 2] / off[len(off) // 2] - 1)}
+    print(json.dumps({**extra,
         "max_memory_allocated": torch.cuda.max_memory_allocated(),
         "max_memory_reserved": torch.cuda.max_memory_reserved(),
         "memory_allocated_end": torch.cuda.memory_allocated(),
