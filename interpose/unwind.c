@@ -502,7 +502,7 @@ struct entry {
 static struct entry cache[CACHE_SIZE];
 static _Atomic uint32_t generation = 1;
 static pthread_mutex_t miss_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic uint64_t n_fallback, n_walks, n_hits;
+static _Atomic uint64_t n_fallback, n_walks, n_hits, n_reason[4];
 static _Atomic uintptr_t first_bad_pc;
 static _Atomic int first_bad_reason;
 static __thread uint64_t tls_fast GL_TLS;
@@ -592,6 +592,7 @@ static void find_stack(void)
 static int give_up(int reason, uintptr_t pc)
 {
     atomic_fetch_add_explicit(&n_fallback, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&n_reason[reason & 3], 1, memory_order_relaxed);
     uintptr_t none = 0;
     if (atomic_load_explicit(&first_bad_pc, memory_order_relaxed) == 0 &&
         atomic_compare_exchange_strong(&first_bad_pc, &none, pc ? pc : 1))
@@ -606,6 +607,8 @@ void gl_unwind_totals(struct gl_unwind_totals *t)
     t->fallbacks = atomic_load(&n_fallback);
     t->first_giveup_pc = atomic_load(&first_bad_pc);
     t->first_giveup_reason = atomic_load(&first_bad_reason);
+    for (int i = 0; i < 4; i++)
+        t->by_reason[i] = atomic_load(&n_reason[i]);
 }
 
 /* Process totals: a thread's first 64 walks are added one by one, later

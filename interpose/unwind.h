@@ -37,6 +37,7 @@ struct gl_unwind_totals {
     uint64_t walks, memo_hits, fallbacks;
     uintptr_t first_giveup_pc; /* 0: none */
     int first_giveup_reason;   /* GL_GIVEUP_* */
+    uint64_t by_reason[4];     /* fallbacks per GL_GIVEUP_* */
 };
 void gl_unwind_totals(struct gl_unwind_totals *t);
 

@@ -141,6 +141,12 @@ static void unwind_meta(struct gl_store *s)
     gl_store_meta(s, "unwind_memo_hits", num);
     snprintf(num, sizeof num, "%llu", (unsigned long long)t.fallbacks);
     gl_store_meta(s, "unwind_libunwind", num);
+    if (t.fallbacks) {
+        snprintf(num, sizeof num, "not on the thread's stack: %llu, no usable unwind rule: %llu, a load out of bounds: %llu",
+                 (unsigned long long)t.by_reason[GL_GIVEUP_STACK], (unsigned long long)t.by_reason[GL_GIVEUP_RULE],
+                 (unsigned long long)t.by_reason[GL_GIVEUP_BOUNDS]);
+        gl_store_meta(s, "unwind_libunwind_why", num);
+    }
     if (t.first_giveup_pc) {
         static const char *why[] = {"?", "not on the thread's stack", "no usable unwind rule", "a load out of bounds"};
         Dl_info di;

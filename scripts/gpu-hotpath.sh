@@ -64,8 +64,23 @@ import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 sid = db.execute("SELECT stack_id FROM allocations ORDER BY id DESC LIMIT 1").fetchone()[0]
 rows = db.execute("SELECT depth, python, coalesce(symbol, '?'), line FROM stack_frames WHERE stack_id = ? ORDER BY depth", (sid,)).fetchall()
+import re, subprocess
 for k, v in db.execute("SELECT key, value FROM meta WHERE key LIKE 'unwind%'"):
     print("meta %s = %s" % (k, v))
+    m = re.search(r" at (/\S+)\+0x([0-9a-f]+)", v) if k == "unwind_first_giveup" else None
+    if m:  # the unwind rule where the fast walk gave up, as readelf reads it
+        off = int(m.group(2), 16)
+        try:
+            txt = subprocess.run(["readelf", "--debug-dump=frames-interp", m.group(1)], capture_output=True,
+                                 text=True, timeout=120).stdout
+        except Exception as e:
+            txt = ""
+            print("readelf: %s" % e)
+        for block in txt.split("\n\n"):
+            h = re.search(r"pc=([0-9a-f]+)\.\.([0-9a-f]+)", block)
+            if h and int(h.group(1), 16) <= off < int(h.group(2), 16):
+                print(block[:3000])
+                break
 print("stack of a loop allocation: %d frames (%d Python)" % (len(rows), sum(r[1] for r in rows)))
 for d, py, sym, line in rows:
     print("   %2d %s%s" % (d, sym[:100], (":%d" % line) if py else ""))
