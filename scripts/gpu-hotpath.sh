@@ -70,17 +70,24 @@ for k, v in db.execute("SELECT key, value FROM meta WHERE key LIKE 'unwind%'"):
     m = re.search(r" at (/\S+)\+0x([0-9a-f]+)", v) if k == "unwind_first_giveup" else None
     if m:  # the unwind rule where the fast walk gave up, as readelf reads it
         off = int(m.group(2), 16)
-        try:
-            txt = subprocess.run(["readelf", "--debug-dump=frames-interp", m.group(1)], capture_output=True,
-                                 text=True, timeout=120).stdout
+        try:  # stream readelf's output: the library may be a gigabyte
+            pr = subprocess.Popen(["timeout", "90", "readelf", "--debug-dump=frames-interp", m.group(1)],
+                                  stdout=subprocess.PIPE, text=True)
+            show, shown = False, 0
+            for line in pr.stdout:
+                h = re.search(r"FDE .*pc=([0-9a-f]+)\.\.([0-9a-f]+)", line)
+                if h:
+                    if show:
+                        break
+                    show = int(h.group(1), 16) <= off < int(h.group(2), 16)
+                if show and shown < 60:
+                    print(line.rstrip())
+                    shown += 1
+            pr.kill()
+            if not shown:
+                print("(no FDE found for that offset)")
         except Exception as e:
-            txt = ""
             print("readelf: %s" % e)
-        for block in txt.split("\n\n"):
-            h = re.search(r"pc=([0-9a-f]+)\.\.([0-9a-f]+)", block)
-            if h and int(h.group(1), 16) <= off < int(h.group(2), 16):
-                print(block[:3000])
-                break
 print("stack of a loop allocation: %d frames (%d Python)" % (len(rows), sum(r[1] for r in rows)))
 for d, py, sym, line in rows:
     print("   %2d %s%s" % (d, sym[:100], (":%d" % line) if py else ""))
