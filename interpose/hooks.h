@@ -48,5 +48,7 @@ int gl_hook_find(const char *name);
 /* Cheap device queries used by wrappers (-1 when unknown). */
 int gl_runtime_device(void);
 int gl_driver_device(void);
+/* cudaDeviceReset: forget every thread's remembered context -> device. */
+void gl_device_cache_reset(void);
 
 #endif

@@ -276,9 +276,55 @@ int gl_driver_device(void)
     return f(&d) == CUDA_SUCCESS ? (int)d : -1;
 }
 
+/* The runtime's current device costs a cudaGetDevice (~57 ns on the H200);
+ * the driver's current context, a cuCtxGetCurrent (~11 ns). A context
+ * belongs to one device for its life, so each thread remembers the device
+ * of the last context it saw. A context destroyed and another made at the
+ * same address could fool that: cudaDeviceReset (wrapped) starts a new
+ * epoch that forgets every thread's entry. */
+typedef CUresult (*cuCtxGetCurrent_fn)(CUcontext *);
+static _Atomic unsigned device_epoch = 1;
+static __thread struct {
+    CUcontext ctx;
+    unsigned epoch;
+    int device;
+} tls_dev __attribute__((tls_model("initial-exec")));
+
+void gl_device_cache_reset(void)
+{
+    atomic_fetch_add(&device_epoch, 1);
+}
+
+static cuCtxGetCurrent_fn ctx_getter(void)
+{
+    static void *_Atomic fn;
+    static _Atomic int tried;
+    void *f = atomic_load_explicit(&fn, memory_order_acquire);
+    if (f || atomic_load_explicit(&tried, memory_order_relaxed))
+        return (cuCtxGetCurrent_fn)f;
+    f = gl_real_next("cuCtxGetCurrent");
+    if (!f) {
+        /* cudart loads the driver RTLD_LOCAL; keep the reference: the
+         * pointer is then valid for the rest of the run */
+        void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+        if (h)
+            f = gl_real_dlsym(h, "cuCtxGetCurrent");
+    }
+    if (f)
+        atomic_store_explicit(&fn, f, memory_order_release);
+    else
+        atomic_store_explicit(&tried, 1, memory_order_relaxed);
+    return (cuCtxGetCurrent_fn)f;
+}
+
 int gl_runtime_device(void)
 {
     static void *_Atomic real_get;
+    cuCtxGetCurrent_fn cur = ctx_getter();
+    CUcontext ctx = NULL;
+    unsigned epoch = atomic_load_explicit(&device_epoch, memory_order_relaxed);
+    if (cur && cur(&ctx) == CUDA_SUCCESS && ctx && ctx == tls_dev.ctx && epoch == tls_dev.epoch)
+        return tls_dev.device;
     cudaGetDevice_fn f = (cudaGetDevice_fn)atomic_load_explicit(&real_get, memory_order_relaxed);
     if (!f) {
         f = (cudaGetDevice_fn)gl_real_next("cudaGetDevice");
@@ -287,5 +333,13 @@ int gl_runtime_device(void)
         atomic_store(&real_get, (void *)f);
     }
     int d = -1;
-    return f(&d) == cudaSuccess ? d : -1;
+    if (f(&d) != cudaSuccess)
+        return -1;
+    /* the context current now: cudaGetDevice may have made one current */
+    if (cur && cur(&ctx) == CUDA_SUCCESS && ctx) {
+        tls_dev.ctx = ctx;
+        tls_dev.epoch = epoch;
+        tls_dev.device = d;
+    }
+    return d;
 }

@@ -88,5 +88,6 @@ GL_EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesTo
 
 GL_EXPORT cudaError_t cudaDeviceReset(void)
 {
+    gl_device_cache_reset(); /* also when not recording: the cache outlives a pause */
     GL_AROUND(cudaDeviceReset, cudaError_t, RT_FAIL, RT_DEV, 1, real(), (void)0);
 }

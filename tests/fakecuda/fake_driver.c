@@ -253,6 +253,14 @@ CUresult cuCtxSetCurrent(CUcontext ctx)
     return CUDA_SUCCESS;
 }
 
+CUresult cuCtxGetCurrent(CUcontext *ctx)
+{
+    if (!ctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    *ctx = current_set ? (CUcontext)(uintptr_t)(current_dev + 1) : NULL;
+    return CUDA_SUCCESS;
+}
+
 CUresult cuCtxGetDevice(CUdevice *device)
 {
     if (!device)

@@ -37,6 +37,7 @@ static const struct entry table[] = {
     EV(cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset_v2, 11000),
     E(cuCtxSetCurrent),
     E(cuCtxGetDevice),
+    E(cuCtxGetCurrent),
     E(cuCtxSynchronize),
     E(cuStreamSynchronize),
     EV(cuMemGetInfo, cuMemGetInfo_v2, 3020),

@@ -216,11 +216,14 @@ int main(int argc, char **argv)
         cudaFree(d);
         return 0;
     }
-    if (!strcmp(what, "devices")) {
-        cudaSetDevice(0);
-        leak_one(1u << 20);
-        cudaSetDevice(1);
-        leak_one(2u << 20);
+    if (!strcmp(what, "devices")) { /* back and forth: each switch must be seen */
+        for (int round = 0; round < 2; round++) {
+            cudaSetDevice(0);
+            leak_one(1u << 20);
+            leak_one(1u << 20);
+            cudaSetDevice(1);
+            leak_one(2u << 20);
+        }
         return 0;
     }
     if (!strcmp(what, "leaks3"))
