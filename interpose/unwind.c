@@ -195,6 +195,18 @@ static void set_reg(struct row *r, uint64_t reg, int form, int64_t off, int bad)
     }
 }
 
+/* DW_CFA_restore: register `reg` goes back to its rule after the CIE. */
+static void restore_reg(struct row *r, const struct row *init, uint64_t reg)
+{
+    if (reg == REG_RBP) {
+        r->bp_form = init->bp_form;
+        r->bp_off = init->bp_off;
+        r->bp_bad = init->bp_bad;
+    } else if (reg == REG_RA) {
+        r->ra = init->ra;
+    }
+}
+
 #define MAX_STATES 8
 
 /* Run instructions [p, end) while the location stays <= pc. Returns 0, or
@@ -222,13 +234,7 @@ static int run_cfi(const uint8_t *p, const uint8_t *end, const struct cie *ci, u
             reg = op & 0x3f;
             if (!init)
                 return -1;
-            if (reg == REG_RBP) {
-                r->bp_form = init->bp_form;
-                r->bp_off = init->bp_off;
-                r->bp_bad = init->bp_bad;
-            } else if (reg == REG_RA) {
-                r->ra = init->ra;
-            }
+            restore_reg(r, init, reg);
             continue;
         default:
             break;
@@ -265,13 +271,7 @@ static int run_cfi(const uint8_t *p, const uint8_t *end, const struct cie *ci, u
                 reg = uleb(&p, end);
                 if (!init)
                     return -1;
-                if (reg == REG_RBP) {
-                    r->bp_form = init->bp_form;
-                    r->bp_off = init->bp_off;
-                    r->bp_bad = init->bp_bad;
-                } else if (reg == REG_RA) {
-                    r->ra = init->ra;
-                }
+                restore_reg(r, init, reg);
                 break;
             case 0x07: /* undefined */
                 reg = uleb(&p, end);
