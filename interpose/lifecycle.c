@@ -18,6 +18,7 @@
 #include "pyframes.h"
 #include "stack.h"
 #include "state.h"
+#include "unwind.h"
 
 struct gl_state gl_st = {.exit_code = -1, .fork_lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -93,6 +94,9 @@ static int fork_locked;
 
 static void fork_prepare(void)
 {
+    /* no thread may be reading unwind rules (inside dl_iterate_phdr, under
+     * the loader's lock) while the process forks */
+    gl_unwind_fork_prepare();
     /* wait for the writer to leave SQLite/the loader (a batch, milliseconds) */
     if (atomic_load(&gl_st.writer_state) == 1) {
         atomic_store(&gl_st.fork_pending, 1);
@@ -104,6 +108,7 @@ static void fork_prepare(void)
 
 static void fork_parent(void)
 {
+    gl_unwind_fork_parent();
     if (fork_locked) {
         fork_locked = 0;
         pthread_mutex_unlock(&gl_st.fork_lock);
@@ -115,6 +120,7 @@ static void fork_child(void)
     fork_locked = 0;
     pthread_mutex_init(&gl_st.fork_lock, NULL);
     gl_py_after_fork();
+    gl_unwind_after_fork();
     /* Only the forking thread exists here. The parent's SQLite connection
      * must never be used (nor closed) in the child: leave it, and start a
      * fresh database of the child's own on its first event. */

@@ -555,6 +555,21 @@ static inline uint64_t rule_of(uintptr_t pc, uint64_t gen)
     return rule_miss(pc, gen);
 }
 
+void gl_unwind_fork_prepare(void)
+{
+    pthread_mutex_lock(&miss_lock);
+}
+
+void gl_unwind_fork_parent(void)
+{
+    pthread_mutex_unlock(&miss_lock);
+}
+
+void gl_unwind_after_fork(void)
+{
+    pthread_mutex_init(&miss_lock, NULL);
+}
+
 void gl_unwind_invalidate(void)
 {
     uint32_t g = atomic_load(&generation);

@@ -21,6 +21,13 @@
  * cannot follow this stack (then nothing in ips is meaningful). */
 int gl_unwind_fast(uintptr_t *ips, int max);
 
+/* fork: prepare takes the rule lock, so that no thread is reading rules
+ * (inside dl_iterate_phdr, under the loader's lock) when the process
+ * forks; parent releases it; the child (single-threaded) re-creates it. */
+void gl_unwind_fork_prepare(void);
+void gl_unwind_fork_parent(void);
+void gl_unwind_after_fork(void);
+
 /* A module was unloaded: forget every cached rule (they are re-read). */
 void gl_unwind_invalidate(void);
 
