@@ -73,6 +73,7 @@ void gl_config_load(struct gl_config *c, void (*warn)(const char *msg))
     c->cupti = GL_CUPTI_AUTO;
     c->python = 1;
     c->free_stacks = 1;
+    c->clock_tsc = 1;
     load_bool("GPULEDGER_DISABLE", &disable, warn);
     c->enabled = !disable;
     c->output = getenv("GPULEDGER_OUTPUT");
@@ -100,9 +101,11 @@ void gl_config_load(struct gl_config *c, void (*warn)(const char *msg))
     const char *py = getenv("GPULEDGER_PYTHON");
     if (py && !strcasecmp(py, "mixed"))
         c->python = 2;
+    else if (py && !strcasecmp(py, "only"))
+        c->python = 3;
     else if (py && gl_parse_bool(py, &c->python) != 0) {
         char msg[256];
-        snprintf(msg, sizeof msg, "GPULEDGER_PYTHON='%s' is not 0/1/mixed; using 1", py);
+        snprintf(msg, sizeof msg, "GPULEDGER_PYTHON='%s' is not 0/1/mixed/only; using 1", py);
         warn(msg);
         c->python = 1;
     }
@@ -117,6 +120,16 @@ void gl_config_load(struct gl_config *c, void (*warn)(const char *msg))
         } else {
             char msg[256];
             snprintf(msg, sizeof msg, "GPULEDGER_UNWIND='%s' is not fast/nomemo/libunwind; using fast", uw);
+            warn(msg);
+        }
+    }
+    const char *ck = getenv("GPULEDGER_CLOCK");
+    if (ck && *ck && strcasecmp(ck, "auto") && strcasecmp(ck, "tsc")) {
+        if (!strcasecmp(ck, "monotonic")) {
+            c->clock_tsc = 0;
+        } else {
+            char msg[256];
+            snprintf(msg, sizeof msg, "GPULEDGER_CLOCK='%s' is not auto/tsc/monotonic; using auto", ck);
             warn(msg);
         }
     }

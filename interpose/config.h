@@ -21,11 +21,12 @@ struct gl_config {
     int preloaded;        /* loaded through LD_PRELOAD (our symbol hooks are live) */
     int cupti_activity;   /* GPULEDGER_CUPTI_ACTIVITY: MEMORY2 records (module memory), default 0 */
     const char *cupti_lib;/* GPULEDGER_CUPTI_LIB: libcupti to load if none is loaded */
-    int python;           /* GPULEDGER_PYTHON: 0 off, 1 (default) Python frames, 2 "mixed" */
+    int python;           /* GPULEDGER_PYTHON: 0 off, 1 (default) Python frames, 2 "mixed", 3 "only" */
     int free_stacks;      /* GPULEDGER_FREE_STACKS, default 1: stacks on frees/unmaps too */
     unsigned python_depth;/* GPULEDGER_PYTHON_DEPTH, 1..256, default 64 */
     int fast_unwind;      /* GPULEDGER_UNWIND: fast (1, default: unwind.c), nomemo (2: without its memo), libunwind (0) */
     const char *manifest; /* GPULEDGER_MANIFEST: file the launcher reads back */
+    int clock_tsc;        /* GPULEDGER_CLOCK: auto (1, default: the TSC where it is invariant), monotonic (0) */
 };
 
 /* Parse from getenv. warn(msg) is called once per bad value. */

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "real.h"
 #include "recorder.h"
 #include "pyframes.h"
@@ -151,6 +152,7 @@ static void init_once_fn(void)
         atomic_store(&gl_st.phase, GL_PHASE_DISABLED);
         return;
     }
+    gl_clock_init(gl_st.cfg.clock_tsc);
     gl_stack_init();
     gl_stack_use_fast(gl_st.cfg.fast_unwind);
     /* a Python process: room in each slot for its frames too */

@@ -8,6 +8,7 @@
  *               append-only: the writer reads it without a lock
  *   line cache  (code id, bytecode offset) -> line, one packed word a slot
  * New code objects are added under a spinlock that only producers take. */
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -114,11 +115,8 @@ static int ent_matches(const struct code_ent *e, uintptr_t code, uintptr_t file,
     return e->code == code && e->file_obj == file && e->name_obj == name && e->first == first;
 }
 
-static uint32_t code_id(uintptr_t code)
+static uint32_t code_id(uintptr_t code, uintptr_t file, uintptr_t name, int32_t first)
 {
-    uintptr_t file = rd_ptr(code + (uintptr_t)gl_pyvt->co_file);
-    uintptr_t name = rd_ptr(code + (uintptr_t)gl_pyvt->co_name);
-    int32_t first = rd_i32(code + (uintptr_t)gl_pyvt->co_first);
     uint32_t home = (uint32_t)mix(code) & (CODE_SLOTS - 1), at = home;
     for (unsigned probe = 0; probe < 8; probe++) {
         struct code_slot *s = &slots[(home + probe) & (CODE_SLOTS - 1)];
@@ -177,11 +175,83 @@ static int line_of(uint32_t id, uintptr_t code, int64_t addr)
     return line < 0 ? 0 : line;
 }
 
+/* ---- the per-thread memo ------------------------------------------------
+ * A thread allocating in a loop names the same few (code, offset) pairs
+ * again and again; the shared tables above are large (their slots are
+ * rarely in the cache when the program's own work runs between events).
+ * So each thread keeps its last 64 answers in a page of its own, checked
+ * against the code object exactly as the shared table is (address, file,
+ * name, first line): a hit costs one line that the thread touched last
+ * time. */
+#define MEMO_ENTS 64
+
+struct memo_ent {
+    uintptr_t code, file, name, frame;
+    int64_t addr;
+    int32_t first;
+};
+
+static __thread struct memo_ent *tls_memo __attribute__((tls_model("initial-exec")));
+static __thread int tls_memo_state __attribute__((tls_model("initial-exec"))); /* 0 not yet, 1 mapped, -1 none */
+static pthread_key_t memo_key;
+static pthread_once_t memo_once = PTHREAD_ONCE_INIT;
+
+static void memo_free(void *p)
+{
+    tls_memo = NULL;
+    tls_memo_state = -1; /* a later destructor's event goes without */
+    munmap(p, MEMO_ENTS * sizeof(struct memo_ent));
+}
+
+static void memo_key_init(void)
+{
+    if (pthread_key_create(&memo_key, memo_free) != 0)
+        memo_key = (pthread_key_t)-1;
+}
+
+static struct memo_ent *memo(void)
+{
+    if (tls_memo_state == 0) {
+        tls_memo_state = -1;
+        pthread_once(&memo_once, memo_key_init);
+        void *p = mmap(NULL, MEMO_ENTS * sizeof(struct memo_ent), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p != MAP_FAILED) {
+            if (memo_key != (pthread_key_t)-1 && pthread_setspecific(memo_key, p) == 0) {
+                tls_memo = p;
+                tls_memo_state = 1;
+            } else {
+                munmap(p, MEMO_ENTS * sizeof(struct memo_ent));
+            }
+        }
+    }
+    return tls_memo;
+}
+
 uintptr_t gl_pycode_frame(uintptr_t code, int64_t addr)
 {
-    uint32_t id = code_id(code);
+    uintptr_t file = rd_ptr(code + (uintptr_t)gl_pyvt->co_file);
+    uintptr_t name = rd_ptr(code + (uintptr_t)gl_pyvt->co_name);
+    int32_t first = rd_i32(code + (uintptr_t)gl_pyvt->co_first);
+    struct memo_ent *m = tls_memo ? tls_memo : memo();
+    struct memo_ent *e = NULL;
+    if (m) {
+        e = &m[(unsigned)mix(code ^ ((uint64_t)addr << 40)) & (MEMO_ENTS - 1)];
+        if (e->code == code && e->addr == addr && e->file == file && e->name == name && e->first == first)
+            return e->frame;
+    }
+    uint32_t id = code_id(code, file, name, first);
     int line = line_of(id, code, addr);
-    return (uintptr_t)(GL_PYFRAME_BIT | ((uint64_t)id << 32) | (uint32_t)line);
+    uintptr_t frame = (uintptr_t)(GL_PYFRAME_BIT | ((uint64_t)id << 32) | (uint32_t)line);
+    if (e && id) {
+        e->code = code;
+        e->addr = addr;
+        e->file = file;
+        e->name = name;
+        e->first = first;
+        e->frame = frame;
+    }
+    return frame;
 }
 
 static void *map_zero(size_t bytes)

@@ -210,11 +210,23 @@ static int find_eval(const uintptr_t *ips, unsigned n)
     return -1;
 }
 
-unsigned gl_py_stack(uintptr_t *ips, unsigned depth, unsigned cap, int mixed, int *truncated)
+unsigned gl_py_stack(uintptr_t *ips, unsigned depth, unsigned cap, int mode, int *truncated)
 {
     uintptr_t ts = 0;
-    if (!mixed && atomic_load_explicit(&ready, memory_order_acquire) && f_initialized() && !f_finalizing())
+    if (mode != GL_PY_MIXED && atomic_load_explicit(&ready, memory_order_acquire) && f_initialized() &&
+        !f_finalizing())
         ts = (uintptr_t)f_this_ts();
+    if (ts && mode == GL_PY_ONLY) {
+        /* the Python frames alone (what PyTorch's stacks="python" keeps):
+         * no native unwinding at all. A thread with no Python frame on
+         * its stack right now gets native frames below. */
+        unsigned m = walk(ts, ips, py_max < cap ? py_max : cap, truncated);
+        if (m) {
+            for (unsigned i = 0; i < m; i++)
+                ips[i] &= ~GROUP_END;
+            return m;
+        }
+    }
     if (!ts) {
         unsigned n = gl_stack_capture(ips, depth, truncated);
         unsigned py;

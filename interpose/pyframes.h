@@ -35,12 +35,16 @@ const char *gl_py_version(void);
  * *py_truncated whether Python frames were cut at the limit. */
 unsigned gl_py_merge(uintptr_t *ips, unsigned n, unsigned cap, unsigned *py, int *py_truncated);
 
+/* GPULEDGER_PYTHON modes (config.h's python field). */
+enum { GL_PY_OFF = 0, GL_PY_ON = 1, GL_PY_MIXED = 2, GL_PY_ONLY = 3 };
+
 /* The stack of the calling thread into ips (capacity cap): native frames
- * (at most depth) merged with its Python frames. A thread running Python
- * gets the native frames above the first eval-loop frame and then all its
- * Python frames (unwinding stops there: cheaper); mixed = 1 unwinds the
- * whole native stack and interleaves (GPULEDGER_PYTHON=mixed). */
-unsigned gl_py_stack(uintptr_t *ips, unsigned depth, unsigned cap, int mixed, int *truncated);
+ * (at most depth) merged with its Python frames. GL_PY_ON: a thread
+ * running Python gets the native frames above the first eval-loop frame
+ * and then all its Python frames (unwinding stops there: cheaper);
+ * GL_PY_MIXED unwinds the whole native stack and interleaves; GL_PY_ONLY
+ * keeps the Python frames alone (no unwinding) where there are any. */
+unsigned gl_py_stack(uintptr_t *ips, unsigned depth, unsigned cap, int mode, int *truncated);
 
 /* Writer side: file and qualified name of a pseudo address's code object,
  * and its line. Returns 0, or -1 if ip is not a valid Python frame. */

@@ -1,6 +1,6 @@
 /* recorder.c — the hot path (see recorder.h). No malloc, no locks: a
- * thread-local guard, clock_gettime, libunwind into the claimed queue slot,
- * one atomic publish. */
+ * thread-local guard, a time stamp (clock.c), the stack into the claimed
+ * queue slot, one atomic publish. */
 #include "recorder.h"
 
 #include <errno.h>
@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "pyframes.h"
 #include "stack.h"
 #include "state.h"
@@ -34,13 +35,6 @@ static __thread int tls_outer_api GL_TLS; /* set by a CUPTI runtime callback */
 void gl_set_outer_api(int api)
 {
     tls_outer_api = api;
-}
-
-uint64_t gl_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* Called in a fork child (the only thread there) and by the writer. */
@@ -127,7 +121,7 @@ static inline __attribute__((always_inline)) void gl_claim_depth(struct gl_claim
     }
     if (!tls_tid)
         tls_tid = (int)syscall(SYS_gettid);
-    ev->ts_ns = gl_now_ns();
+    ev->ts_ns = gl_stamp(); /* the writer makes it nanoseconds */
     ev->addr = c->addr;
     ev->size = c->size;
     ev->stream = c->stream;
@@ -148,7 +142,7 @@ static inline __attribute__((always_inline)) void gl_claim_depth(struct gl_claim
     ev->reserved = 0;
     int truncated;
     unsigned n = depth && gl_st.cfg.python
-                     ? gl_py_stack(ev->ips, depth, gl_st.queue.max_depth, gl_st.cfg.python == 2, &truncated)
+                     ? gl_py_stack(ev->ips, depth, gl_st.queue.max_depth, gl_st.cfg.python, &truncated)
                      : gl_stack_capture(ev->ips, depth, &truncated);
     ev->depth = (uint16_t)n;
     if (truncated) {
@@ -212,12 +206,14 @@ void gl_record_at(const struct gl_call *c, uint64_t ts_ns)
 {
     struct gl_claim cl;
     gl_claim_depth(&cl, c, 0);
-    if (cl.ev)
+    if (cl.ev) {
         cl.ev->ts_ns = ts_ns;
+        cl.ev->flags |= GL_EVF_TS_NS;
+    }
     gl_publish(&cl, c->result);
 }
 
-void gl_record_state(const struct gl_call *c, uint64_t ts_ns)
+void gl_record_state(const struct gl_call *c, uint64_t stamp)
 {
     /* A periodic snapshot, not an operation: never waits for room, and a
      * snapshot skipped on a full ring is not counted as a dropped event
@@ -231,7 +227,7 @@ void gl_record_state(const struct gl_call *c, uint64_t ts_ns)
     if (!tls_tid)
         tls_tid = (int)syscall(SYS_gettid);
     memset(ev, 0, sizeof *ev);
-    ev->ts_ns = ts_ns;
+    ev->ts_ns = stamp;
     ev->tid = tls_tid;
     ev->device = c->device;
     ev->api = (uint16_t)c->api;

@@ -38,21 +38,22 @@ struct gl_claim {
 int gl_enter(void);
 void gl_leave(void);
 
-/* Returns the event's timestamp (0 if it was not recorded). */
+/* Returns the event's time stamp (clock.h's gl_stamp units; 0 if it was
+ * not recorded). */
 uint64_t gl_record(const struct gl_call *c);
-/* An event seen after the fact (a CUPTI activity record): given time, no
- * stack. Call between gl_enter/gl_leave. */
+/* An event seen after the fact (a CUPTI activity record): given time in
+ * CLOCK_MONOTONIC ns, no stack. Call between gl_enter/gl_leave. */
 void gl_record_at(const struct gl_call *c, uint64_t ts_ns);
 /* Pool / device state samples at a bounded rate (sampler.c); called
  * inside a wrapped call after it succeeded. now: the call's event
- * timestamp (0: read the clock). */
+ * stamp (gl_stamp units; 0: read the clock). */
 void gl_sample_after(int stream_ordered, int device, uint64_t pool, uint64_t now);
 
 /* The runtime API this thread is inside (0: none), from a CUPTI runtime
  * callback: the next event of the same operation is named after it. */
 void gl_set_outer_api(int api);
 /* A state snapshot (pool / device sample): no stack, no wait, not an event. */
-void gl_record_state(const struct gl_call *c, uint64_t ts_ns);
+void gl_record_state(const struct gl_call *c, uint64_t stamp);
 /* Nesting depth of wrapped calls on this thread (0: not inside one). */
 int gl_wrap_depth(void);
 void gl_claim(struct gl_claim *cl, const struct gl_call *c);

@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 #include <stdatomic.h>
 
+#include "clock.h"
 #include "real.h"
 #include "recorder.h"
 #include "state.h"
@@ -45,8 +46,18 @@ void gl_sample_after(int stream_ordered, int device, uint64_t pool, uint64_t now
     if (device < 0 || device >= MAXDEV)
         return;
     if (!now)
-        now = gl_now_ns();
-    if (stream_ordered && due(&next_pool[device], now, POOL_PERIOD_NS)) {
+        now = gl_stamp();
+    /* now is a clock.c stamp: the periods in the same unit */
+    static _Atomic uint64_t pool_span, device_span;
+    uint64_t pool_period = atomic_load_explicit(&pool_span, memory_order_relaxed);
+    uint64_t device_period = atomic_load_explicit(&device_span, memory_order_relaxed);
+    if (!pool_period || !device_period) {
+        pool_period = gl_stamp_span(POOL_PERIOD_NS);
+        device_period = gl_stamp_span(DEVICE_PERIOD_NS);
+        atomic_store_explicit(&pool_span, pool_period, memory_order_relaxed);
+        atomic_store_explicit(&device_span, device_period, memory_order_relaxed);
+    }
+    if (stream_ordered && due(&next_pool[device], now, pool_period)) {
         get_pool_fn get = (get_pool_fn)fn(0, "cudaDeviceGetMemPool");
         pool_attr_fn attr = (pool_attr_fn)fn(1, "cudaMemPoolGetAttribute");
         cudaMemPool_t p = (cudaMemPool_t)(uintptr_t)pool;
@@ -60,7 +71,7 @@ void gl_sample_after(int stream_ordered, int device, uint64_t pool, uint64_t now
             gl_record_state(&c, now);
         }
     }
-    if (due(&next_device[device], now, DEVICE_PERIOD_NS)) {
+    if (due(&next_device[device], now, device_period)) {
         mem_info_fn info = (mem_info_fn)fn(2, "cudaMemGetInfo");
         size_t free_b = 0, total = 0;
         if (info && info(&free_b, &total) == cudaSuccess) {

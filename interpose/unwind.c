@@ -680,6 +680,8 @@ static pthread_once_t memo_once = PTHREAD_ONCE_INIT;
 
 static void memo_free(void *p)
 {
+    tls_memo = NULL;
+    tls_memo_state = -1; /* a later destructor's walk goes without */
     munmap(p, sizeof(struct memo_table));
 }
 

@@ -19,6 +19,7 @@
 #include "recorder.h"
 #include "state.h"
 #include "store.h"
+#include "clock.h"
 #include "unwind.h"
 
 #ifndef GL_VERSION
@@ -114,6 +115,11 @@ static struct gl_store *open_store(void)
     gl_store_meta(s, "full_wait_ms", num);
     snprintf(num, sizeof num, "%u", gl_st.cfg.commit_ms);
     gl_store_meta(s, "commit_ms", num);
+    gl_store_meta(s, "clock", gl_clock_name());
+    if (gl_clock_tsc) {
+        snprintf(num, sizeof num, "%.9f", gl_clock_ns_per_tick());
+        gl_store_meta(s, "tsc_ns_per_tick", num);
+    }
     gl_store_set_python(s, gl_py_describe);
     if (gl_py_version())
         gl_store_meta(s, "python_version", gl_py_version());
@@ -199,7 +205,12 @@ static void *writer_main(void *arg)
         size_t n = 0;
         struct gl_event *ev;
         pthread_mutex_lock(&gl_st.fork_lock);
+        gl_clock_anchor();
         while ((flush || n < 16384) && (ev = gl_queue_peek(q)) != NULL) {
+            if (ev->flags & GL_EVF_TS_NS)
+                ev->flags &= ~GL_EVF_TS_NS;
+            else
+                ev->ts_ns = gl_stamp_to_ns(ev->ts_ns);
             if (ok && gl_store_add(s, ev) != 0) {
                 ok = 0;
                 store_failed(s);

@@ -35,7 +35,9 @@ static void run_usage(FILE *f)
             "  -d, --depth N         native stack frames per event, 0-256 (default 48)\n"
             "      --python MODE     on (default): Python frames (CPython 3.9-3.13) with the\n"
             "                        native frames above them; mixed: also every native\n"
-            "                        frame between them (slower); off: native only\n"
+            "                        frame between them (slower); only: Python frames\n"
+            "                        alone where there are any (cheapest; what PyTorch's\n"
+            "                        stacks=\"python\" keeps); off: native only\n"
             "      --no-cupti        do not use CUPTI (keeps it free for other profilers)\n"
             "      --torch MODE      segments (default): leave PyTorch's caching allocator\n"
             "                        alone, the ledger shows its segments; tensors: set\n"
@@ -205,10 +207,12 @@ int cmd_run(int argc, char **argv)
             }
             break;
         case 'P':
-            if (!strcmp(optarg, "on") || !strcmp(optarg, "off") || !strcmp(optarg, "mixed")) {
-                setenv("GPULEDGER_PYTHON", !strcmp(optarg, "on") ? "1" : !strcmp(optarg, "off") ? "0" : "mixed", 1);
+            if (!strcmp(optarg, "on") || !strcmp(optarg, "off") || !strcmp(optarg, "mixed") ||
+                !strcmp(optarg, "only")) {
+                setenv("GPULEDGER_PYTHON", !strcmp(optarg, "on") ? "1" : !strcmp(optarg, "off") ? "0" : optarg, 1);
             } else {
-                fprintf(stderr, "gpuledger run: --python wants 'on', 'off' or 'mixed', not '%s'\n", optarg);
+                fprintf(stderr, "gpuledger run: --python wants 'on', 'off', 'mixed' or 'only', not '%s'\n",
+                        optarg);
                 return 2;
             }
             break;

@@ -109,6 +109,7 @@ enum gl_api {
 #define GL_EVF_TRUNCATED 0x1u /* the stack hit the depth limit */
 #define GL_EVF_NESTED 0x2u    /* seen under another wrapped call (not recorded) */
 #define GL_EVF_LABEL 0x4u     /* ips[] holds a NUL-terminated label, not a stack */
+#define GL_EVF_TS_NS 0x8u     /* ts_ns is nanoseconds already, not a clock.c stamp */
 
 /* One event. Built in place inside a queue slot; ips[] follows the header
  * and holds `depth` return addresses, innermost first (our own frames are

@@ -115,9 +115,20 @@ static void test_embedded_python_frames(void **state)
     assert_int_equal(h_int(db, "SELECT count(*) FROM frames WHERE python"), 0);
     assert_prefix(frames_of(db, 1000), "py_alloc;");
     sqlite3_close(db);
+    /* --python only (GPULEDGER_PYTHON=only): the Python frames alone; a
+     * thread with no Python frame keeps its native stack */
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "--python", "only", "-o", "y.db", PROG("pyembed"), script));
+    assert_int_equal(r.status, 0);
+    db = h_open("y.db");
+    assert_string_equal(frames_of(db, 1000), "leaf:6;Model.forward:10;outer:14;<module>:17");
+    assert_string_equal(frames_of(db, 2000), "outer:15;<module>:17");
+    assert_prefix(frames_of(db, 3000), "<lambda>:19;Thread.run:");
+    assert_prefix(frames_of(db, 4000), "cthread;");
+    assert_int_equal(h_int(db, "SELECT count(*) FROM run WHERE truncated_stacks = 0"), 1);
+    sqlite3_close(db);
     h_run(&r, NULL, ARGV(GL, "run", "--python", "sometimes", "--", PROG("pyembed"), script));
     assert_int_equal(r.status, 2);
-    assert_non_null(strstr(r.err, "--python wants 'on', 'off' or 'mixed', not 'sometimes'"));
+    assert_non_null(strstr(r.err, "--python wants 'on', 'off', 'mixed' or 'only', not 'sometimes'"));
 }
 
 /* GPULEDGER_PYTHON_DEPTH: the innermost Python frames are kept, the stack

@@ -56,6 +56,24 @@ static void test_alloc1000_exact(void **state)
     assert_int_equal(h_int(db, "SELECT count(*) FROM modules WHERE path LIKE '%/alloc1000' AND "
                                "length(build_id) = 40"),
                      1);
+    /* time stamps (TSC ticks where the TSC is invariant, turned into
+     * CLOCK_MONOTONIC ns by the writer): inside the run, in the order of
+     * the one thread's calls */
+    assert_int_equal(h_int(db, "SELECT count(*) FROM event_log e, run r WHERE e.ts_ns < r.start_ns OR "
+                               "e.ts_ns > r.end_ns"),
+                     0);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM event_log a JOIN event_log b ON b.seq = a.seq + 1 "
+                               "WHERE b.ts_ns < a.ts_ns AND a.op IN (1, 2) AND b.op IN (1, 2)"),
+                     0);
+    const char *clock = h_text(db, "SELECT value FROM meta WHERE key = 'clock'");
+    assert_true(!strcmp(clock, "tsc") || !strcmp(clock, "monotonic"));
+    sqlite3_close(db);
+    h_run(&r, ENV("GPULEDGER_CLOCK=monotonic"), ARGV(GL, "run", "-q", "-o", "mono.db", "--", PROG("alloc1000")));
+    assert_int_equal(r.status, 0);
+    db = h_open("mono.db");
+    assert_string_equal(h_text(db, "SELECT value FROM meta WHERE key = 'clock'"), "monotonic");
+    assert_int_equal(h_int(db, "SELECT count(*) FROM meta WHERE key = 'tsc_ns_per_tick'"), 0);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM allocations"), 1000);
     sqlite3_close(db);
 }
 

@@ -92,12 +92,46 @@ static void test_unwind_modes(void **state)
     unsetenv("GPULEDGER_UNWIND");
 }
 
+/* GPULEDGER_PYTHON and GPULEDGER_CLOCK: every word each one takes. */
+static void test_python_and_clock_modes(void **state)
+{
+    (void)state;
+    struct gl_config c;
+    static const struct {
+        const char *var, *value;
+        int python, clock, warned;
+    } cases[] = {
+        {"GPULEDGER_PYTHON", NULL, 1, 1, 0},         {"GPULEDGER_PYTHON", "0", 0, 1, 0},
+        {"GPULEDGER_PYTHON", "on", 1, 1, 0},         {"GPULEDGER_PYTHON", "MIXED", 2, 1, 0},
+        {"GPULEDGER_PYTHON", "only", 3, 1, 0},       {"GPULEDGER_PYTHON", "some", 1, 1, 1},
+        {"GPULEDGER_CLOCK", "auto", 1, 1, 0},        {"GPULEDGER_CLOCK", "tsc", 1, 1, 0},
+        {"GPULEDGER_CLOCK", "Monotonic", 1, 0, 0},   {"GPULEDGER_CLOCK", "hpet", 1, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        unsetenv("GPULEDGER_PYTHON");
+        unsetenv("GPULEDGER_CLOCK");
+        if (cases[i].value)
+            setenv(cases[i].var, cases[i].value, 1);
+        warnings = 0;
+        gl_config_load(&c, warn);
+        assert_int_equal(c.python, cases[i].python);
+        assert_int_equal(c.clock_tsc, cases[i].clock);
+        assert_int_equal(warnings, cases[i].warned);
+        if (i == 5)
+            assert_string_equal(last_warning, "GPULEDGER_PYTHON='some' is not 0/1/mixed/only; using 1");
+    }
+    assert_string_equal(last_warning, "GPULEDGER_CLOCK='hpet' is not auto/tsc/monotonic; using auto");
+    unsetenv("GPULEDGER_PYTHON");
+    unsetenv("GPULEDGER_CLOCK");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parsers),
         cmocka_unit_test(test_defaults_and_bad_values),
         cmocka_unit_test(test_unwind_modes),
+        cmocka_unit_test(test_python_and_clock_modes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,47 @@
+/* clock.h — event time stamps (see clock.c). The hot path stamps an event
+ * with gl_stamp(); the writer turns stamps into CLOCK_MONOTONIC
+ * nanoseconds with gl_stamp_to_ns() before it stores them. */
+#ifndef GL_CLOCK_H
+#define GL_CLOCK_H
+
+#include <stdint.h>
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+/* 1 when stamps are TSC ticks, 0 when they are CLOCK_MONOTONIC ns. Set
+ * once by gl_clock_init, before the first event. */
+extern int gl_clock_tsc;
+
+uint64_t gl_now_ns(void);
+
+/* Decide the stamp source (GPULEDGER_CLOCK: auto/tsc, monotonic) and, for
+ * the TSC, measure its rate roughly (about 200 µs). */
+void gl_clock_init(int want_tsc);
+
+static inline uint64_t gl_stamp(void)
+{
+#if defined(__x86_64__)
+    if (gl_clock_tsc)
+        return __rdtsc();
+#endif
+    return gl_now_ns();
+}
+
+/* Roughly how many stamp units make ns nanoseconds (for periods on the
+ * producer side: the sampler). */
+uint64_t gl_stamp_span(uint64_t ns);
+
+/* Writer only (one thread): the CLOCK_MONOTONIC time of a stamp. */
+uint64_t gl_stamp_to_ns(uint64_t stamp);
+
+/* Writer only: compare the TSC with CLOCK_MONOTONIC again (at most every
+ * 100 ms) and steer the mapping toward it without a jump. */
+void gl_clock_anchor(void);
+
+/* "tsc" or "monotonic", and the measured ns per tick (0 for monotonic). */
+const char *gl_clock_name(void);
+double gl_clock_ns_per_tick(void);
+
+#endif
