@@ -18,6 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 static double now_ns(void)
 {
@@ -151,6 +154,17 @@ int main(int argc, char **argv)
         v[r] = (now_ns() - t0) / (double)n;
     }
     printf("clock_gettime(CLOCK_MONOTONIC): %.1f ns\n", median(v, rounds));
+#if defined(__x86_64__)
+    for (int r = 0; r < rounds; r++) { /* what an event stamp costs (interpose/clock.c) */
+        double t0 = now_ns();
+        for (long i = 0; i < n; i++) {
+            unsigned long long t = __rdtsc();
+            __asm__ volatile("" ::"r"(t));
+        }
+        v[r] = (now_ns() - t0) / (double)n;
+    }
+    printf("rdtsc: %.1f ns\n", median(v, rounds));
+#endif
     for (int r = 0; r < rounds; r++) {
         double t0 = now_ns();
         for (long i = 0; i < n; i++) {

@@ -4,10 +4,13 @@
 #   1. bench/bench_hotpath built there against the real libcudart: the
 #      clock, cudaGetDevice, a bare cudaMallocAsync/cudaFreeAsync pair, and
 #      ns added per event at stack depths 0/16/48 with 0/20/60 frames below
-#      the loop; with the fast unwinder and with GPULEDGER_UNWIND=libunwind;
+#      the loop; with the fast unwinder and TSC stamps, with clock_gettime
+#      stamps (and, FULL=1, GPULEDGER_UNWIND=nomemo / libunwind);
 #      and the same for an older build in $GL_OLD (if given) to compare;
 #   2. the PyTorch CPU-bound allocation loop (scripts/gpu/torch_alloc_ab.py):
-#      PyTorch's recorder against gpuledger, variants as above.
+#      PyTorch's recorder (stacks="python" three times, "all" once) against
+#      gpuledger: default and --python only three times each, then without
+#      free stacks, stackless, and with clock_gettime stamps.
 # Prepare here with scripts/device-prep.sh; carry build-device, .device-deps
 # (and the old build). Output: $OUT/hotpath.txt.
 set -u
@@ -36,28 +39,37 @@ run_bh() { # label, launcher, env..., -- depth
   done
 }
 run_bh "new fast" "$GL" GPULEDGER_UNWIND=fast
-run_bh "new nomemo" "$GL" GPULEDGER_UNWIND=nomemo
-run_bh "new libunwind" "$GL" GPULEDGER_UNWIND=libunwind
+run_bh "new fast, clock_gettime stamps" "$GL" GPULEDGER_CLOCK=monotonic
+if [ -n "${FULL:-}" ]; then
+  run_bh "new nomemo" "$GL" GPULEDGER_UNWIND=nomemo
+  run_bh "new libunwind" "$GL" GPULEDGER_UNWIND=libunwind
+fi
 [ -n "$OLD" ] && run_bh "old" "$OLD/report/gpuledger" GPULEDGER_X=1
 echo "== torch loop (ns per alloc+free pair, in-process A/B)"
-ab() { # label, launcher or -, env...
+ab() { # label, launcher or - (PyTorch's recorder; AB_ARGS: more arguments), env...
   local label=$1 gl=$2; shift 2
   if [ "$gl" = - ]; then
-    echo "$label $(env "$@" python3 "$AB" history 2>&1 | tail -1 | cut -c1-150)"
+    echo "$label $(env "$@" python3 "$AB" history ${AB_ARGS:-} 2>&1 | tail -1 | cut -c1-150)"
   else
     echo "$label $(env "$@" "$gl" run -q --torch tensors -o "$W/t.db" -- python3 "$AB" gpuledger 2>&1 | tail -1 | cut -c1-150)"
     [ "$label" = "gl-new-default-1" ] && cp "$W/t.db" "$W/keep.db"
     rm -f "$W/t.db"
   fi
 }
-for rep in 1 2; do
+for rep in 1 2 3; do
   ab "history-python-$rep" - X=1
   ab "gl-new-default-$rep" "$GL" X=1
-  ab "gl-new-nofree-$rep" "$GL" GPULEDGER_FREE_STACKS=0
+  ab "gl-new-pyonly-$rep" "$GL" GPULEDGER_PYTHON=only
 done
+AB_ARGS="--stacks all" ab "history-all" - X=1
+ab "gl-new-nofree" "$GL" GPULEDGER_FREE_STACKS=0
 ab "gl-new-d0" "$GL" GPULEDGER_STACK_DEPTH=0
-ab "gl-new-nomemo" "$GL" GPULEDGER_UNWIND=nomemo
-ab "gl-new-libunwind" "$GL" GPULEDGER_UNWIND=libunwind
+ab "gl-new-default-monotonic" "$GL" GPULEDGER_CLOCK=monotonic
+ab "gl-new-pyonly-monotonic" "$GL" GPULEDGER_PYTHON=only GPULEDGER_CLOCK=monotonic
+if [ -n "${FULL:-}" ]; then
+  ab "gl-new-nomemo" "$GL" GPULEDGER_UNWIND=nomemo
+  ab "gl-new-libunwind" "$GL" GPULEDGER_UNWIND=libunwind
+fi
 [ -n "$OLD" ] && ab "gl-old-default" "$OLD/report/gpuledger" X=1
 python3 - "$W/keep.db" <<'PYEOF'
 import sqlite3, sys
@@ -65,7 +77,7 @@ db = sqlite3.connect(sys.argv[1])
 sid = db.execute("SELECT stack_id FROM allocations ORDER BY id DESC LIMIT 1").fetchone()[0]
 rows = db.execute("SELECT depth, python, coalesce(symbol, '?'), line FROM stack_frames WHERE stack_id = ? ORDER BY depth", (sid,)).fetchall()
 import re, subprocess
-for k, v in db.execute("SELECT key, value FROM meta WHERE key LIKE 'unwind%'"):
+for k, v in db.execute("SELECT key, value FROM meta WHERE key LIKE 'unwind%' OR key IN ('clock', 'tsc_ns_per_tick')"):
     print("meta %s = %s" % (k, v))
     m = re.search(r" at (/\S+)\+0x([0-9a-f]+)", v) if k == "unwind_first_giveup" else None
     if m:  # the unwind rule where the fast walk gave up, as readelf reads it
