@@ -57,6 +57,7 @@ static int tsc_invariant(void)
 static void pair(uint64_t *tsc, uint64_t *ns)
 {
     uint64_t best = UINT64_MAX;
+    *tsc = *ns = 0;
     for (int i = 0; i < 3; i++) {
         uint64_t t1 = __rdtsc();
         uint64_t n = gl_now_ns();
@@ -76,7 +77,7 @@ void gl_clock_init(int want_tsc)
 #if defined(__x86_64__)
     if (!want_tsc || !tsc_invariant())
         return;
-    uint64_t t0, n0, t1, n1;
+    uint64_t t0 = 0, n0 = 0, t1 = 0, n1 = 0;
     pair(&t0, &n0);
     do
         pair(&t1, &n1);
@@ -113,7 +114,7 @@ void gl_clock_anchor(void)
 #if defined(__x86_64__)
     if (!gl_clock_tsc)
         return;
-    uint64_t t, n;
+    uint64_t t = 0, n = 0;
     pair(&t, &n);
     if (n - last_check_ns < CHECK_NS || t <= base_tsc)
         return;

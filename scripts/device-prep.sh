@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 if [ ! -d build-device ]; then
   meson setup build-device --buildtype=release -Dtests=false >/dev/null
 fi
-ninja -C build-device >/dev/null
+ninja -C build-device >/dev/null || { ninja -C build-device | grep -A5 error; exit 1; }
 rm -rf .device-deps && mkdir -p .device-deps/tmp
 (cd .device-deps/tmp && apt-get download libunwind8 >/dev/null 2>&1)
 dpkg -x .device-deps/tmp/libunwind8_*.deb .device-deps/root

@@ -12,7 +12,9 @@
 #      gpuledger: default and --python only three times each, then without
 #      free stacks, stackless, and with clock_gettime stamps.
 # Prepare here with scripts/device-prep.sh; carry build-device, .device-deps
-# (and the old build). Output: $OUT/hotpath.txt.
+# (and the old build). Output: $OUT/hotpath.txt. LOOP_ONLY=1: only the
+# torch loop's history / default / --python only, REPS times (default 3),
+# and stacks="all" once; STEP_AB=1 adds the GPT step A/B.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=${GL_BUILD:-$ROOT/build-device}
@@ -27,6 +29,8 @@ CUDA=${CUDA_HOME:-/usr/local/cuda}
 {
 echo "== $(date -u +%FT%TZ) $(nproc) CPUs, clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
 grep -m1 "model name" /proc/cpuinfo
+lscpu | grep -E "^(Thread|Core|Socket|NUMA node\(s\))" || true
+if [ -z "${LOOP_ONLY:-}" ]; then
 gcc -O2 -o "$W/bh" "$ROOT/bench/bench_hotpath.c" -I"$CUDA/include" -L"$CUDA/lib64" -Wl,-rpath,"$CUDA/lib64" -lcudart -ldl || exit 1
 echo "-- bare"
 "$W/bh" --rounds 5
@@ -45,27 +49,32 @@ if [ -n "${FULL:-}" ]; then
   run_bh "new libunwind" "$GL" GPULEDGER_UNWIND=libunwind
 fi
 [ -n "$OLD" ] && run_bh "old" "$OLD/report/gpuledger" GPULEDGER_X=1
+fi
 echo "== torch loop (ns per alloc+free pair, in-process A/B)"
+# CPUS=2,3: every loop process on the same two CPUs (placement held equal)
+PIN=${CPUS:+taskset -c $CPUS}
 ab() { # label, launcher or - (PyTorch's recorder; AB_ARGS: more arguments), env...
   local label=$1 gl=$2; shift 2
   if [ "$gl" = - ]; then
-    echo "$label $(env "$@" python3 "$AB" history ${AB_ARGS:-} 2>&1 | tail -1 | cut -c1-150)"
+    echo "$label $(env "$@" $PIN python3 "$AB" history ${AB_ARGS:-} 2>&1 | tail -1 | cut -c1-150)"
   else
-    echo "$label $(env "$@" "$gl" run -q --torch tensors -o "$W/t.db" -- python3 "$AB" gpuledger 2>&1 | tail -1 | cut -c1-150)"
+    echo "$label $(env "$@" $PIN "$gl" run -q --torch tensors -o "$W/t.db" -- python3 "$AB" gpuledger 2>&1 | tail -1 | cut -c1-150)"
     [ "$label" = "gl-new-default-1" ] && cp "$W/t.db" "$W/keep.db"
     rm -f "$W/t.db"
   fi
 }
-for rep in 1 2 3; do
+for rep in $(seq 1 "${REPS:-3}"); do
   ab "history-python-$rep" - X=1
   ab "gl-new-default-$rep" "$GL" X=1
   ab "gl-new-pyonly-$rep" "$GL" GPULEDGER_PYTHON=only
 done
 AB_ARGS="--stacks all" ab "history-all" - X=1
+[ -n "${LOOP_ONLY:-}" ] || {
 ab "gl-new-nofree" "$GL" GPULEDGER_FREE_STACKS=0
 ab "gl-new-d0" "$GL" GPULEDGER_STACK_DEPTH=0
 ab "gl-new-default-monotonic" "$GL" GPULEDGER_CLOCK=monotonic
 ab "gl-new-pyonly-monotonic" "$GL" GPULEDGER_PYTHON=only GPULEDGER_CLOCK=monotonic
+}
 if [ -n "${FULL:-}" ]; then
   ab "gl-new-nomemo" "$GL" GPULEDGER_UNWIND=nomemo
   ab "gl-new-libunwind" "$GL" GPULEDGER_UNWIND=libunwind

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test.sh — the whole test suite, as CI runs it:
 #   1. build (warnings are errors) and run unit + end-to-end tests
-#   2. clang-tidy and cppcheck (scripts/lint.sh)
+#   2. clang-tidy and cppcheck (scripts/lint.sh), a release build
 #   3. the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   4. the lock-free queue under ThreadSanitizer
 # Needs the CUDA headers at /usr/local/cuda (or -Dcudatoolkit=...); no GPU.
@@ -26,6 +26,10 @@ tally build
 
 step "lint"
 bash scripts/lint.sh build
+
+step "release build (-O3 finds warnings -O0 does not)"
+[ -d build-release ] || meson setup build-release --buildtype=release -Dtests=false >/dev/null
+ninja -C build-release | tail -1
 
 step "ASan + UBSan"
 [ -d build-asan ] || meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
