@@ -159,7 +159,7 @@ static void print_summaries(const char *manifest, int quiet)
             memcpy(seen[nseen++], line, sizeof line);
         total++;
         if (!quiet)
-            gl_print_db_summary(line);
+            gl_print_db_summary(stderr, line);
     }
     fclose(f);
     if (!quiet && total == 0)

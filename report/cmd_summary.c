@@ -7,7 +7,7 @@
 #include "commands.h"
 #include "reader.h"
 
-int gl_print_db_summary(const char *path)
+int gl_print_db_summary(FILE *f, const char *path)
 {
     char err[1024];
     sqlite3 *db = gl_db_open_read(path, err, sizeof err);
@@ -24,19 +24,19 @@ int gl_print_db_summary(const char *path)
     int64_t unfreed_bytes = gl_db_int(db, "SELECT sum(size) FROM allocations WHERE free_ns IS NULL", 0);
     int64_t ooms = gl_db_int(db, "SELECT count(*) FROM event_log WHERE op = 11", 0);
     char pb[32], ub[32];
-    fprintf(stderr, "gpuledger: %s: %" PRId64 " events, peak %s", path, events,
+    fprintf(f, "gpuledger: %s: %" PRId64 " events, peak %s", path, events,
             gl_fmt_bytes((uint64_t)peak, pb, sizeof pb));
     if (ndev > 1)
-        fprintf(stderr, " (device %" PRId64 ", %" PRId64 " devices)", peak_dev, ndev);
+        fprintf(f, " (device %" PRId64 ", %" PRId64 " devices)", peak_dev, ndev);
     else if (peak_dev >= 0)
-        fprintf(stderr, " on device %" PRId64, peak_dev);
-    fprintf(stderr, ", %" PRId64 " allocations (%s) never freed", unfreed,
+        fprintf(f, " on device %" PRId64, peak_dev);
+    fprintf(f, ", %" PRId64 " allocations (%s) never freed", unfreed,
             gl_fmt_bytes((uint64_t)unfreed_bytes, ub, sizeof ub));
     if (ooms)
-        fprintf(stderr, ", %" PRId64 " out-of-memory failures", ooms);
+        fprintf(f, ", %" PRId64 " out-of-memory failures", ooms);
     if (dropped)
-        fprintf(stderr, ", %" PRId64 " EVENTS DROPPED (queue full)", dropped);
-    fprintf(stderr, "\n");
+        fprintf(f, ", %" PRId64 " EVENTS DROPPED (queue full)", dropped);
+    fprintf(f, "\n");
     sqlite3_close(db);
     return 0;
 }
@@ -51,7 +51,7 @@ int cmd_summary(int argc, char **argv)
     }
     int rc = 0;
     for (int i = 1; i < argc; i++)
-        if (gl_print_db_summary(argv[i]))
+        if (gl_print_db_summary(stdout, argv[i]))
             rc = 2;
     return rc;
 }

@@ -4,6 +4,8 @@
 #ifndef GL_COMMANDS_H
 #define GL_COMMANDS_H
 
+#include <stdio.h>
+
 int cmd_run(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_report(int argc, char **argv);
@@ -21,7 +23,9 @@ int gl_load_all(int argc, char **argv, struct gl_run ***runs);
 /* Built-in rules, or the file given with --rules; -1 after printing why. */
 int gl_rules_from_opt(const char *path, struct gl_rules *rules);
 
-/* Print "gpuledger: <DB>: N events, peak …" for one database; 0 or 2. */
-int gl_print_db_summary(const char *path);
+/* Print "gpuledger: <DB>: N events, peak …" for one database on f (the
+ * closing line of `gpuledger run` goes to stderr, `summary` to stdout); 0,
+ * or 2 after printing why on stderr. */
+int gl_print_db_summary(FILE *f, const char *path);
 
 #endif
