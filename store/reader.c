@@ -19,6 +19,51 @@ int64_t gl_db_int(sqlite3 *db, const char *sql, int64_t dflt)
     return v;
 }
 
+/* "file:" URI of a path: every byte outside [A-Za-z0-9/._~-] percent-
+ * encoded (a '?' or '#' in a file name must not start the query). */
+static int path_uri(const char *path, const char *query, char *buf, size_t sz)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t n = (size_t)snprintf(buf, sz, "%s", path[0] == '/' ? "file://" : "file:");
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+        if (n + 4 >= sz)
+            return -1;
+        if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+            strchr("/._~-", *p)) {
+            buf[n++] = (char)*p;
+        } else {
+            buf[n++] = '%';
+            buf[n++] = hex[*p >> 4];
+            buf[n++] = hex[*p & 15];
+        }
+    }
+    int w = snprintf(buf + n, sz - n, "?%s", query);
+    return w < 0 || (size_t)w >= sz - n ? -1 : 0;
+}
+
+static int exists_with(const char *path, const char *suffix)
+{
+    char p[4200];
+    struct stat sb;
+    return snprintf(p, sizeof p, "%s%s", path, suffix) < (int)sizeof p && stat(p, &sb) == 0;
+}
+
+/* Never a write, never a new file next to the database. A finished
+ * database (no -wal, no hot -journal) is opened immutable: SQLite then
+ * takes no locks and creates no -wal/-shm, so a 0444 file in a read-only
+ * directory reads too. One still being written (or left by a killed
+ * process) has its -wal: it is opened read-only the ordinary way, which
+ * reads the committed frames of the WAL (and, where the -shm cannot be
+ * written, keeps the WAL index in memory). */
+static int open_readonly(const char *path, sqlite3 **db)
+{
+    char uri[3 * 4096 + 32];
+    int live = exists_with(path, "-wal") || exists_with(path, "-journal");
+    if (path_uri(path, live ? "mode=ro" : "immutable=1", uri, sizeof uri))
+        return SQLITE_CANTOPEN;
+    return sqlite3_open_v2(uri, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
+}
+
 sqlite3 *gl_db_open_read(const char *path, char *err, size_t errsz)
 {
     struct stat sb;
@@ -36,14 +81,7 @@ sqlite3 *gl_db_open_read(const char *path, char *err, size_t errsz)
         return NULL;
     }
     sqlite3 *db = NULL;
-    /* Read-write open (not _READONLY) so that a WAL left by a killed
-     * process can be recovered; we never write. */
-    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
-    if (rc != SQLITE_OK) {
-        sqlite3_close(db);
-        db = NULL;
-        rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
-    }
+    int rc = open_readonly(path, &db);
     if (rc != SQLITE_OK) {
         snprintf(err, errsz, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
         sqlite3_close(db);
@@ -53,7 +91,13 @@ sqlite3 *gl_db_open_read(const char *path, char *err, size_t errsz)
     sqlite3_stmt *st = NULL;
     rc = sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &st, NULL);
     if (rc != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {
-        snprintf(err, errsz, "%s: not a SQLite database, or damaged (%s)", path, sqlite3_errmsg(db));
+        if (sqlite3_errcode(db) == SQLITE_CANTOPEN && exists_with(path, "-wal") && !exists_with(path, "-shm"))
+            snprintf(err, errsz,
+                     "%s: has a -wal (its process did not finish) but no -shm, and neither can be created here: "
+                     "copy it with its -wal into a directory you can write",
+                     path);
+        else
+            snprintf(err, errsz, "%s: not a SQLite database, or damaged (%s)", path, sqlite3_errmsg(db));
         sqlite3_finalize(st);
         sqlite3_close(db);
         return NULL;

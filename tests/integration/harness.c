@@ -59,6 +59,11 @@ static void slurp(int fd, char *buf, size_t sz)
 
 void h_run(struct run_result *r, const char *const *env, const char *const *argv)
 {
+    h_run_in(r, h_dir(), env, argv);
+}
+
+void h_run_in(struct run_result *r, const char *cwd, const char *const *env, const char *const *argv)
+{
     char outp[300], errp[300];
     snprintf(outp, sizeof outp, "%s/.stdout", h_dir());
     snprintf(errp, sizeof errp, "%s/.stderr", h_dir());
@@ -68,7 +73,7 @@ void h_run(struct run_result *r, const char *const *env, const char *const *argv
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        if (chdir(h_dir()) != 0)
+        if (chdir(cwd) != 0)
             _exit(126);
         dup2(ofd, 1);
         dup2(efd, 2);

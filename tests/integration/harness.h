@@ -27,6 +27,8 @@ const char *h_build(const char *rel);
 /* Run argv (NULL-terminated) with extra "NAME=value" env entries (NULL-
  * terminated, may be NULL), cwd = h_dir(). */
 void h_run(struct run_result *r, const char *const *env, const char *const *argv);
+/* The same with another working directory. */
+void h_run_in(struct run_result *r, const char *cwd, const char *const *env, const char *const *argv);
 /* Open a database read-only; fails the test if it cannot. */
 sqlite3 *h_open(const char *path);
 int64_t h_int(sqlite3 *db, const char *sql);

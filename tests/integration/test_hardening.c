@@ -1,18 +1,25 @@
 /* test_hardening.c — the report verbs on input they must not trust and
- * files they must not touch, and the small promises of their command
- * lines. */
+ * files they must not touch: a finished database read as another user from
+ * a read-only file in a read-only directory (outputs identical, nothing
+ * created next to it), a database read while it is being written; and the
+ * small promises of their command lines. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
 
-static struct run_result r;
+static struct run_result r, r2;
 
 static int teardown(void **state)
 {
@@ -38,10 +45,176 @@ static void test_summary_on_stdout(void **state)
                                "never freed, 1 out-of-memory failures\n");
 }
 
+static void make(const char *db, const char *prog, const char *scenario)
+{
+    if (scenario)
+        h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", db, PROG("misc"), scenario));
+    else
+        h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", db, prog));
+    assert_int_equal(r.status, 0);
+}
+
+static void copy_file(const char *from, const char *to, mode_t mode)
+{
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    assert_non_null(in);
+    assert_non_null(out);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        assert_int_equal(fwrite(buf, 1, n, out), n);
+    fclose(in);
+    fclose(out);
+    assert_int_equal(chmod(to, mode), 0);
+}
+
+/* The names in a directory, sorted, space-separated. */
+static const char *listing(const char *dir)
+{
+    static char buf[2048];
+    struct dirent **v;
+    int n = scandir(dir, &v, NULL, alphasort);
+    buf[0] = 0;
+    for (int i = 0; i < n; i++) {
+        if (v[i]->d_name[0] != '.')
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", buf[0] ? " " : "", v[i]->d_name);
+        free(v[i]);
+    }
+    free(v);
+    return buf;
+}
+
+/* Every reading verb, on "demo.db" in the working directory. */
+#define NVERBS 15
+static const char *const verbs[NVERBS][6] = {
+    {"report", "demo.db"},
+    {"report", "--format", "json", "demo.db"},
+    {"report", "--format", "html", "demo.db"},
+    {"leaks", "demo.db"},
+    {"leaks", "--format", "json", "demo.db"},
+    {"leaks", "--steps", "demo.db"},
+    {"holes", "demo.db"},
+    {"holes", "--format", "json", "demo.db"},
+    {"summary", "demo.db"},
+    {"gate", "--max-leak-bytes", "1M", "demo.db"},
+    {"gate", "--max-leak-bytes", "1G", "demo.db"},
+    {"diff", "demo.db", "demo.db"},
+    {"export", "--format", "folded", "demo.db"},
+    {"export", "--format", "perfetto", "demo.db"},
+    {"export", "--format", "csv", "demo.db"},
+};
+
+/* A finished database copied 0444 into a 0555 directory made by mktemp -d
+ * and read as nobody: every verb prints exactly what it prints on the
+ * original, and nothing appears next to either. */
+static void test_read_only_database_as_nobody(void **state)
+{
+    (void)state;
+    if (getuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0)
+        skip(); /* needs root to become nobody (CI runs as root) */
+    make("demo.db", PROG("demo"), NULL);
+    char ro[256] = "", from[600], to[600];
+    FILE *p = popen("mktemp -d", "r");
+    assert_non_null(p);
+    assert_non_null(fgets(ro, sizeof ro, p));
+    pclose(p);
+    ro[strcspn(ro, "\n")] = 0;
+    snprintf(from, sizeof from, "%s/demo.db", h_dir());
+    snprintf(to, sizeof to, "%s/demo.db", ro);
+    copy_file(from, to, 0444);
+    snprintf(to, sizeof to, "%s/gpuledger", ro); /* the build tree may be closed to nobody */
+    copy_file(GL, to, 0555);
+    assert_int_equal(chmod(ro, 0555), 0);
+    for (int v = 0; v < NVERBS; v++) {
+        const char *argv[16] = {GL};
+        const char *as_nobody[16] = {"/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                                     "./gpuledger"};
+        for (int k = 0; k < 6 && verbs[v][k]; k++) {
+            argv[1 + k] = verbs[v][k];
+            as_nobody[5 + k] = verbs[v][k];
+        }
+        h_run(&r, NULL, argv);
+        h_run_in(&r2, ro, NULL, as_nobody);
+        if (r.status != r2.status || strcmp(r.err, r2.err))
+            fail_msg("gpuledger %s %s: exit %d as root, %d as nobody on a read-only copy: %.400s", verbs[v][0],
+                     verbs[v][1], r.status, r2.status, r2.err);
+        if (strcmp(r.out, r2.out))
+            fail_msg("gpuledger %s %s: the output differs as nobody on a read-only copy", verbs[v][0], verbs[v][1]);
+        assert_true(r.status == 0 || (r.status == 1 && !strcmp(verbs[v][0], "gate")));
+    }
+    assert_string_equal(listing(ro), "demo.db gpuledger");
+    assert_string_equal(listing(h_dir()), "demo.db");
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "chmod 0755 '%s' && rm -rf '%s'", ro, ro);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* A database still being written (its -wal and -shm beside it) reads, and
+ * reading leaves the writer alone; after a SIGKILL it still reads. */
+static void test_read_while_recording(void **state)
+{
+    (void)state;
+    char lib[600], out[600], progress[600];
+    snprintf(lib, sizeof lib, "LD_PRELOAD=%s", h_build("interpose/libgpuledger.so"));
+    snprintf(out, sizeof out, "%s/live.db", h_dir());
+    snprintf(progress, sizeof progress, "%s/progress", h_dir());
+    const char *prog = PROG("killme");
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        putenv(lib);
+        setenv("GPULEDGER_OUTPUT", out, 1);
+        setenv("GPULEDGER_QUIET", "1", 1);
+        execl(prog, prog, progress, (char *)NULL);
+        _exit(127);
+    }
+    /* wait for 2000 pairs and a commit (at most 100 ms later) */
+    long pairs = 0;
+    for (int i = 0; i < 400 && pairs < 2000; i++) {
+        struct timespec d = {0, 25000000L};
+        nanosleep(&d, NULL);
+        FILE *f = fopen(progress, "r");
+        long n;
+        long long ts;
+        while (f && fscanf(f, "%ld %lld", &n, &ts) == 2)
+            pairs = n;
+        if (f)
+            fclose(f);
+    }
+    assert_true(pairs >= 2000);
+    struct timespec d = {0, 200000000L};
+    nanosleep(&d, NULL);
+    h_run(&r, NULL, ARGV(GL, "summary", "live.db"));
+    assert_int_equal(r.status, 0);
+    long long events = 0;
+    assert_int_equal(sscanf(r.out, "gpuledger: live.db: %lld events", &events), 1);
+    assert_true(events >= 4000);
+    h_run(&r, NULL, ARGV(GL, "report", "--format", "json", "live.db"));
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "\"api_counts\":{\"cudaMallocAsync\":"));
+    /* the writer went on: more events now */
+    struct timespec d2 = {0, 300000000L};
+    nanosleep(&d2, NULL);
+    h_run(&r, NULL, ARGV(GL, "summary", "live.db"));
+    assert_int_equal(r.status, 0);
+    long long later = 0;
+    assert_int_equal(sscanf(r.out, "gpuledger: live.db: %lld events", &later), 1);
+    assert_true(later > events);
+    kill(pid, SIGKILL);
+    int st;
+    waitpid(pid, &st, 0);
+    assert_true(WIFSIGNALED(st));
+    h_run(&r, NULL, ARGV(GL, "leaks", "live.db"));
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "== live.db"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_summary_on_stdout, teardown),
+        cmocka_unit_test_teardown(test_read_only_database_as_nobody, teardown),
+        cmocka_unit_test_teardown(test_read_while_recording, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
