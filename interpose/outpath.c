@@ -91,7 +91,7 @@ int gl_create_exclusive(const char *path, char *chosen, size_t chosensz)
             errno = ENAMETOOLONG;
             return -1;
         }
-        int fd = open(chosen, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        int fd = open(chosen, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (fd >= 0) {
             close(fd);
             return 0;

@@ -17,7 +17,9 @@ const char *gl_rank_from_env(void);
 
 /* Create `path` exclusively. If it exists already, try "stem.1.db",
  * "stem.2.db", … (up to 999). On success the name used is in `chosen` and the
- * (empty, closed) file exists; returns 0. Returns -1 with errno set on
+ * (empty, closed) file exists, mode 0600 less the umask (it will hold the
+ * command line, host name and paths; SQLite gives -wal and -shm the same
+ * mode); returns 0. Returns -1 with errno set on
  * failure. */
 int gl_create_exclusive(const char *path, char *chosen, size_t chosensz);
 
