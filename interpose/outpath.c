@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 const char *gl_rank_from_env(void)
@@ -69,6 +70,20 @@ int gl_expand_pattern(const char *pattern, pid_t pid, const char *host, const ch
         }
         if (rc)
             return -1;
+    }
+    return 0;
+}
+
+int gl_in_directory(char *path, size_t sz, pid_t pid)
+{
+    size_t len = strlen(path);
+    struct stat st;
+    if (len == 0 || (path[len - 1] != '/' && (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))))
+        return 0;
+    int w = snprintf(path + len, sz - len, "%sgpuledger-%ld.db", path[len - 1] == '/' ? "" : "/", (long)pid);
+    if (w < 0 || (size_t)w >= sz - len) {
+        path[len] = 0;
+        return -1;
     }
     return 0;
 }

@@ -12,6 +12,11 @@
 int gl_expand_pattern(const char *pattern, pid_t pid, const char *host, const char *rank, char *out,
                       size_t outsz);
 
+/* If the expanded `path` names a directory (one that exists, or any path
+ * ending in '/'), the database goes inside it: append "gpuledger-PID.db".
+ * Returns 0, or -1 (path unchanged) if that does not fit in sz. */
+int gl_in_directory(char *path, size_t sz, pid_t pid);
+
 /* Rank from the environment, as %r expands it. */
 const char *gl_rank_from_env(void);
 

@@ -67,7 +67,8 @@ static struct gl_store *open_store(void)
     gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = 0;
     const char *rank = gl_rank_from_env();
-    if (gl_expand_pattern(gl_st.cfg.output, getpid(), host, rank, pattern_out, sizeof pattern_out)) {
+    if (gl_expand_pattern(gl_st.cfg.output, getpid(), host, rank, pattern_out, sizeof pattern_out) ||
+        gl_in_directory(pattern_out, sizeof pattern_out, getpid())) {
         gl_warn("GPULEDGER_OUTPUT='%s' expands to a name that is too long; the program runs on unprofiled",
                 gl_st.cfg.output);
         return NULL;

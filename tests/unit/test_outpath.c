@@ -24,6 +24,26 @@ static void test_expand(void **state)
     assert_string_equal(out, "plain.db");
 }
 
+static void test_in_directory(void **state)
+{
+    (void)state;
+    char p[64] = "/";
+    assert_int_equal(gl_in_directory(p, sizeof p, 42), 0);
+    assert_string_equal(p, "/gpuledger-42.db");
+    snprintf(p, sizeof p, "/tmp");
+    assert_int_equal(gl_in_directory(p, sizeof p, 7), 0);
+    assert_string_equal(p, "/tmp/gpuledger-7.db");
+    snprintf(p, sizeof p, "not-there/");
+    assert_int_equal(gl_in_directory(p, sizeof p, 7), 0);
+    assert_string_equal(p, "not-there/gpuledger-7.db");
+    snprintf(p, sizeof p, "run.db"); /* not a directory: as it is */
+    assert_int_equal(gl_in_directory(p, sizeof p, 7), 0);
+    assert_string_equal(p, "run.db");
+    char small[20] = "/tmp/";
+    assert_int_equal(gl_in_directory(small, sizeof small, 123456), -1);
+    assert_string_equal(small, "/tmp/");
+}
+
 static void test_rank_from_env(void **state)
 {
     (void)state;
@@ -69,6 +89,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_expand),
+        cmocka_unit_test(test_in_directory),
         cmocka_unit_test(test_rank_from_env),
         cmocka_unit_test(test_create_exclusive),
     };
