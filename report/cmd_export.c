@@ -19,11 +19,9 @@ static void folded_line(FILE *f, const struct gl_stack *st, uint64_t bytes)
     if (!st->n)
         fputs("(no stack)", f);
     for (int i = st->n - 1; i >= 0; i--) { /* root first */
-        gl_frame_name(&st->f[i], buf, sizeof buf);
-        for (char *p = buf; *p; p++)
-            if (*p == ';' || *p == ' ')
-                *p = *p == ';' ? ':' : '_';
-        fprintf(f, "%s%s", i == st->n - 1 ? "" : ";", buf);
+        if (i != st->n - 1)
+            fputc(';', f);
+        gl_folded_str(f, gl_frame_name(&st->f[i], buf, sizeof buf));
     }
     fprintf(f, " %" PRIu64 "\n", bytes);
 }
@@ -117,11 +115,9 @@ static void csv(FILE *f, struct gl_run *r)
                 gl_kind_name(a->kind), a->addr, a->size, a->alloc_ns);
         if (a->free_seq)
             fprintf(f, "%" PRId64, a->free_ns);
-        fprintf(f, ",%" PRId64 ",\"", a->stack_id);
-        if (st->n)
-            for (char *p = gl_frame_name(&st->f[0], buf, sizeof buf) ? buf : buf; *p; p++)
-                fputs(*p == '"' ? "\"\"" : (char[]){*p, 0}, f);
-        fputs("\"\n", f);
+        fprintf(f, ",%" PRId64 ",", a->stack_id);
+        gl_csv_str(f, st->n ? gl_frame_name(&st->f[0], buf, sizeof buf) : "");
+        fputc('\n', f);
     }
     gl_stacks_free(&s);
 }

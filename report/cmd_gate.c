@@ -36,11 +36,6 @@ static void usage(FILE *f)
                "exit status: 0 pass, 1 a limit is broken, 2 bad usage or bad input\n");
 }
 
-static void xml(FILE *f, const char *s)
-{
-    gl_html_str(f, s);
-}
-
 int cmd_gate(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -127,7 +122,7 @@ int cmd_gate(int argc, char **argv)
         uint64_t leak = 0;
         if (jf) {
             fprintf(jf, "<testsuite name=\"");
-            xml(jf, r->path);
+            gl_xml_str(jf, r->path);
             fprintf(jf, "\" tests=\"2\">\n");
         }
         for (size_t k = 0; k < g.n; k++) {
@@ -139,8 +134,12 @@ int cmd_gate(int argc, char **argv)
                 continue;
             leak += g.v[k].bytes;
             if (detail) {
-                fprintf(detail, "  %s in %" PRIu64 " allocation(s) [%s] %s: ", gl_fmt_bytes(g.v[k].bytes, b, sizeof b),
-                        g.v[k].count, g.v[k].category, r->path);
+                fprintf(detail, "  %s in %" PRIu64 " allocation(s) [", gl_fmt_bytes(g.v[k].bytes, b, sizeof b),
+                        g.v[k].count);
+                gl_text_str(detail, g.v[k].category);
+                fputs("] ", detail);
+                gl_text_str(detail, r->path);
+                fputs(": ", detail);
                 gl_print_chain(detail, st, 6);
                 fputc('\n', detail);
             }
@@ -152,9 +151,11 @@ int cmd_gate(int argc, char **argv)
                 peak = r->devs[d].peak;
         int pfail = have_peak && peak > max_peak;
         peak_fail |= pfail;
-        if (pfail && detail)
-            fprintf(detail, "  peak %s > %s in %s\n", gl_fmt_bytes(peak, b, sizeof b),
-                    gl_fmt_bytes(max_peak, m, sizeof m), r->path);
+        if (pfail && detail) {
+            fprintf(detail, "  peak %s > %s in ", gl_fmt_bytes(peak, b, sizeof b), gl_fmt_bytes(max_peak, m, sizeof m));
+            gl_text_str(detail, r->path);
+            fputc('\n', detail);
+        }
         if (jf) {
             fprintf(jf, "  <testcase classname=\"gpuledger.leaks\" name=\"leaked bytes <= %llu\">", max_leak);
             if (leak > max_leak)

@@ -84,7 +84,9 @@ int cmd_holes(int argc, char **argv)
             gl_json_str(stdout, r->path);
             fprintf(stdout, ",\"pid\":%" PRId64 ",\"holes\":[", r->pid);
         } else {
-            printf("== %s (pid %" PRId64 ")\n", r->path, r->pid);
+            fputs("== ", stdout);
+            gl_text_str(stdout, r->path);
+            printf(" (pid %" PRId64 ")\n", r->pid);
             if (!nh)
                 printf("no stream-ordered pools or reserved ranges in this run\n");
         }

@@ -36,8 +36,10 @@ static void print_chain_block(FILE *f, struct gl_stacks *s, const struct gl_grou
                               const uint64_t *step_bytes, int nsteps)
 {
     char b[32], t1[32], t2[32];
-    fprintf(f, "%10s in %" PRIu64 " allocation%s  [%s]  first %s, last %s\n", gl_fmt_bytes(g->bytes, b, sizeof b),
-            g->count, g->count == 1 ? "" : "s", g->category ? g->category : "", gl_fmt_rel(g->first_ns, t0, t1, sizeof t1),
+    fprintf(f, "%10s in %" PRIu64 " allocation%s  [", gl_fmt_bytes(g->bytes, b, sizeof b), g->count,
+            g->count == 1 ? "" : "s");
+    gl_text_str(f, g->category);
+    fprintf(f, "]  first %s, last %s\n", gl_fmt_rel(g->first_ns, t0, t1, sizeof t1),
             gl_fmt_rel(g->last_ns, t0, t2, sizeof t2));
     if (steps && step_bytes) {
         fputs("           live per step:", f);
@@ -176,7 +178,9 @@ int cmd_leaks(int argc, char **argv)
             }
             fputs("]}", stdout);
         } else {
-            printf("== %s (pid %" PRId64 ")\n", r->path, r->pid);
+            fputs("== ", stdout);
+            gl_text_str(stdout, r->path);
+            printf(" (pid %" PRId64 ")\n", r->pid);
             if (r->dropped)
                 printf("WARNING: %" PRId64 " events were dropped: a free may be missing, so some chains may be false\n",
                        r->dropped);

@@ -37,7 +37,9 @@ int gl_load_all(int argc, char **argv, struct gl_run ***runs)
         char err[1200];
         (*runs)[i] = gl_run_load(argv[i], err, sizeof err);
         if (!(*runs)[i]) {
-            fprintf(stderr, "gpuledger: %s\n", err);
+            fputs("gpuledger: ", stderr);
+            gl_text_str(stderr, err);
+            fputc('\n', stderr);
             for (int k = 0; k < i; k++)
                 gl_run_free((*runs)[k]);
             free(*runs);
@@ -54,7 +56,9 @@ int gl_rules_from_opt(const char *path, struct gl_rules *rules)
     if (!path)
         return gl_rules_default(rules);
     if (gl_rules_load(rules, path, err, sizeof err)) {
-        fprintf(stderr, "gpuledger: %s\n", err);
+        fputs("gpuledger: ", stderr);
+        gl_text_str(stderr, err);
+        fputc('\n', stderr);
         return -1;
     }
     return 0;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "escape.h"
 #include "reader.h"
 
 int gl_print_db_summary(FILE *f, const char *path)
@@ -12,7 +13,9 @@ int gl_print_db_summary(FILE *f, const char *path)
     char err[1024];
     sqlite3 *db = gl_db_open_read(path, err, sizeof err);
     if (!db) {
-        fprintf(stderr, "gpuledger: %s\n", err);
+        fputs("gpuledger: ", stderr);
+        gl_text_str(stderr, err);
+        fputc('\n', stderr);
         return 2;
     }
     int64_t events = gl_db_int(db, "SELECT event_count FROM run", 0);
@@ -24,8 +27,9 @@ int gl_print_db_summary(FILE *f, const char *path)
     int64_t unfreed_bytes = gl_db_int(db, "SELECT sum(size) FROM allocations WHERE free_ns IS NULL", 0);
     int64_t ooms = gl_db_int(db, "SELECT count(*) FROM event_log WHERE op = 11", 0);
     char pb[32], ub[32];
-    fprintf(f, "gpuledger: %s: %" PRId64 " events, peak %s", path, events,
-            gl_fmt_bytes((uint64_t)peak, pb, sizeof pb));
+    fputs("gpuledger: ", f);
+    gl_text_str(f, path);
+    fprintf(f, ": %" PRId64 " events, peak %s", events, gl_fmt_bytes((uint64_t)peak, pb, sizeof pb));
     if (ndev > 1)
         fprintf(f, " (device %" PRId64 ", %" PRId64 " devices)", peak_dev, ndev);
     else if (peak_dev >= 0)

@@ -5,37 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void gl_json_str(FILE *f, const char *s)
-{
-    if (!s) {
-        fputs("null", f);
-        return;
-    }
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"':
-            fputs("\\\"", f);
-            break;
-        case '\\':
-            fputs("\\\\", f);
-            break;
-        case '\n':
-            fputs("\\n", f);
-            break;
-        case '\t':
-            fputs("\\t", f);
-            break;
-        default:
-            if (*p < 0x20)
-                fprintf(f, "\\u%04x", *p);
-            else
-                fputc(*p, f);
-        }
-    }
-    fputc('"', f);
-}
-
 void gl_json_frames(FILE *f, const struct gl_stack *st, int max)
 {
     fputc('[', f);
@@ -54,28 +23,6 @@ void gl_json_frames(FILE *f, const struct gl_stack *st, int max)
         fprintf(f, ",\"offset\":%llu,\"python\":%s}", (unsigned long long)fr->offset, fr->python ? "true" : "false");
     }
     fputc(']', f);
-}
-
-void gl_html_str(FILE *f, const char *s)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        default:
-            fputc(*s, f);
-        }
-    }
 }
 
 /* Frames of allocator plumbing that sit above every framework allocation
@@ -112,6 +59,13 @@ int gl_first_python(const struct gl_stack *st, int from)
     return -1;
 }
 
+static void frame_line(FILE *f, const char *indent, int i, const char *name)
+{
+    fprintf(f, "%s%2d  ", indent, i);
+    gl_text_str(f, name);
+    fputc('\n', f);
+}
+
 void gl_print_frame_list(FILE *f, const struct gl_stack *st, const char *indent)
 {
     char buf[1024];
@@ -126,14 +80,14 @@ void gl_print_frame_list(FILE *f, const struct gl_stack *st, const char *indent)
         fprintf(f, "%s    [%d allocator frames]\n", indent, k);
     int i = k;
     for (; i < st->n && shown < 8 && (py < 0 || i < py); i++, shown++)
-        fprintf(f, "%s%2d  %s\n", indent, i, gl_frame_name(&st->f[i], buf, sizeof buf));
+        frame_line(f, indent, i, gl_frame_name(&st->f[i], buf, sizeof buf));
     if (py > i) {
         fprintf(f, "%s    [%d native frames]\n", indent, py - i);
         i = py;
     }
     int limit = i + (py >= 0 ? 16 : 0);
     for (; i < st->n && i < limit; i++)
-        fprintf(f, "%s%2d  %s\n", indent, i, gl_frame_name(&st->f[i], buf, sizeof buf));
+        frame_line(f, indent, i, gl_frame_name(&st->f[i], buf, sizeof buf));
     if (i < st->n)
         fprintf(f, "%s    [%d more frames]\n", indent, st->n - i);
 }
@@ -154,12 +108,16 @@ void gl_print_chain(FILE *f, const struct gl_stack *st, int max)
     while (py < st->n && !st->f[py].python)
         py++;
     if (py < st->n && py > k + 1 && max > 1) {
-        fprintf(f, "%s <- ... <- ", gl_frame_name(&st->f[k], buf, sizeof buf));
+        gl_text_str(f, gl_frame_name(&st->f[k], buf, sizeof buf));
+        fputs(" <- ... <- ", f);
         k = py;
         max--;
     }
-    for (int i = k; i < st->n && i < k + max; i++)
-        fprintf(f, "%s%s", i > k ? " <- " : "", gl_frame_name(&st->f[i], buf, sizeof buf));
+    for (int i = k; i < st->n && i < k + max; i++) {
+        if (i > k)
+            fputs(" <- ", f);
+        gl_text_str(f, gl_frame_name(&st->f[i], buf, sizeof buf));
+    }
     if (st->n > k + max)
         fputs(" <- ...", f);
 }

@@ -1,16 +1,16 @@
-/* out.h — small output helpers shared by the verbs: JSON string escaping,
- * byte and time formatting, a frame chain on one line, opening -o FILE. */
+/* out.h — small output helpers shared by the verbs: frames as JSON, a
+ * frame chain on one line, time formatting, opening -o FILE, sizes.
+ * Escaping text for each format is escape.h's job. */
 #ifndef GL_OUT_H
 #define GL_OUT_H
 
 #include <stdio.h>
 
+#include "escape.h"
 #include "frames.h"
 
-void gl_json_str(FILE *f, const char *s);
 /* frames of a stack as a JSON array of {symbol, module, file, line} */
 void gl_json_frames(FILE *f, const struct gl_stack *st, int max);
-void gl_html_str(FILE *f, const char *s);
 /* Index of the first frame that is not allocator plumbing (c10::cuda::…). */
 int gl_first_interesting(const struct gl_stack *st);
 /* Index of the first Python frame at or after `from`, or -1. */

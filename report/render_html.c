@@ -25,19 +25,19 @@ static void frames(FILE *f, struct gl_dossier *ds, int64_t stack_id)
     int k = gl_first_interesting(st);
     if (k)
         fputs("<span class=muted>[allocator] ← </span>", f);
-    gl_html_str(f, st->n ? gl_frame_name(&st->f[k], buf, sizeof buf) : "(no stack)");
+    gl_xml_str(f, st->n ? gl_frame_name(&st->f[k], buf, sizeof buf) : "(no stack)");
     int py = gl_first_python(st, k + 1);
     if (py > 0) {
         fputs(" ← … ← ", f);
-        gl_html_str(f, gl_frame_name(&st->f[py], buf, sizeof buf));
+        gl_xml_str(f, gl_frame_name(&st->f[py], buf, sizeof buf));
     }
     fputs("</summary><ol class=st start=0>", f);
     for (int i = 0; i < st->n; i++) {
         fputs("<li>", f);
-        gl_html_str(f, gl_frame_name(&st->f[i], buf, sizeof buf));
+        gl_xml_str(f, gl_frame_name(&st->f[i], buf, sizeof buf));
         if (st->f[i].module) {
             fputs(" <span class=muted>", f);
-            gl_html_str(f, st->f[i].module);
+            gl_xml_str(f, st->f[i].module);
             fputs("</span>", f);
         }
         fputs("</li>", f);
@@ -54,7 +54,7 @@ static void group_table(FILE *f, struct gl_dossier *ds, const struct gl_groups *
         fprintf(f, "<tr><td class=n>%s</td><td class=n>%.1f%%</td><td class=n>%" PRIu64 "</td><td><span class=cat>",
                 gl_fmt_bytes(gr->bytes, b, sizeof b), total ? 100.0 * (double)gr->bytes / (double)total : 0.0,
                 gr->count);
-        gl_html_str(f, gr->category ? gr->category : "");
+        gl_xml_str(f, gr->category ? gr->category : "");
         fputs("</span></td><td>", f);
         frames(f, ds, gr->stack_id);
         fputs("</td></tr>", f);
@@ -103,14 +103,14 @@ void gl_render_html(FILE *f, struct gl_dossier *ds, size_t n, int top)
         struct gl_dossier *d = &ds[i];
         struct gl_run *r = d->run;
         fprintf(f, "<h2>process %" PRId64 " on ", r->pid);
-        gl_html_str(f, r->host);
+        gl_xml_str(f, r->host);
         fprintf(f, " (rank ");
-        gl_html_str(f, r->rank);
+        gl_xml_str(f, r->rank);
         fputs(")</h2><p><code>", f);
-        gl_html_str(f, r->cmdline);
+        gl_xml_str(f, r->cmdline);
         fprintf(f, "</code><br>%" PRId64 " events over %.3f s — ", r->event_count,
                 (double)(r->last_ns - r->first_ns) / 1e9);
-        gl_html_str(f, r->path);
+        gl_xml_str(f, r->path);
         fputs("</p>", f);
         if (r->dropped)
             fprintf(f, "<p class=warn>%" PRId64 " events were dropped (queue full): figures are lower bounds.</p>",
@@ -124,7 +124,7 @@ void gl_render_html(FILE *f, struct gl_dossier *ds, size_t n, int top)
                 fputs("<table><tr><th>category at the peak</th><th>bytes</th><th>share</th><th>allocations</th></tr>", f);
                 for (size_t c = 0; c < v->ncats; c++) {
                     fputs("<tr><td><span class=cat>", f);
-                    gl_html_str(f, v->cats[c].category);
+                    gl_xml_str(f, v->cats[c].category);
                     fprintf(f, "</span></td><td class=n>%s</td><td class=n>%.1f%%</td><td class=n>%" PRIu64 "</td></tr>",
                             gl_fmt_bytes(v->cats[c].bytes, b, sizeof b),
                             v->dev->peak ? 100.0 * (double)v->cats[c].bytes / (double)v->dev->peak : 0.0,

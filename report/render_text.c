@@ -27,12 +27,12 @@ static void sparkline(FILE *f, const struct gl_device *dev)
 static void print_groups(FILE *f, struct gl_dossier *ds, const struct gl_groups *g, uint64_t total, int top,
                          const char *indent)
 {
-    char b[32];
+    char b[32], cat[256];
     for (size_t i = 0; i < g->n && (int)i < top; i++) {
         const struct gl_group *gr = &g->v[i];
         fprintf(f, "%s%10s %5.1f%% %6" PRIu64 "x  %-16s ", indent, gl_fmt_bytes(gr->bytes, b, sizeof b),
                 total ? 100.0 * (double)gr->bytes / (double)total : 0.0, gr->count,
-                gr->category ? gr->category : "");
+                gl_text_buf(gr->category ? gr->category : "", cat, sizeof cat));
         gl_print_chain(f, gl_stack_get(&ds->stacks, gr->stack_id), 4);
         fputc('\n', f);
     }
@@ -43,9 +43,16 @@ static void print_groups(FILE *f, struct gl_dossier *ds, const struct gl_groups 
 static void one(FILE *f, struct gl_dossier *ds, int top)
 {
     struct gl_run *r = ds->run;
-    char b[32], t[32], u[32];
-    fprintf(f, "== %s\n", r->path);
-    fprintf(f, "process %" PRId64 " on %s (rank %s): %s\n", r->pid, r->host, r->rank, r->cmdline);
+    char b[32], t[32], u[32], cat[256];
+    fputs("== ", f);
+    gl_text_str(f, r->path);
+    fprintf(f, "\nprocess %" PRId64 " on ", r->pid);
+    gl_text_str(f, r->host);
+    fputs(" (rank ", f);
+    gl_text_str(f, r->rank);
+    fputs("): ", f);
+    gl_text_str(f, r->cmdline);
+    fputc('\n', f);
     fprintf(f, "  %" PRId64 " events over %.3f s", r->event_count, (double)(r->last_ns - r->first_ns) / 1e9);
     if (r->has_exit_signal)
         fprintf(f, ", killed by signal %" PRId64, r->exit_signal);
@@ -59,11 +66,14 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
     if (r->truncated)
         fprintf(f, "  note: %" PRId64 " events had stacks deeper than the depth limit (cut at the bottom)\n",
                 r->truncated);
-    if (ds->python_version[0])
+    if (ds->python_version[0]) {
+        fputs("  Python ", f);
+        gl_text_str(f, ds->python_version);
         fprintf(f,
-                "  Python %s: %zu of %zu allocations carry Python frames (the others were made on threads not "
+                ": %zu of %zu allocations carry Python frames (the others were made on threads not "
                 "running Python, e.g. PyTorch's autograd engine)\n",
-                ds->python_version, ds->python_allocs, r->nallocs);
+                ds->python_allocs, r->nallocs);
+    }
     fputs("  calls:", f);
     for (int a = 1; a < GL_API_COUNT; a++)
         if (r->api_count[a])
@@ -78,7 +88,7 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
         if (v->ncats) {
             fputs("  at the peak, by category:", f);
             for (size_t c = 0; c < v->ncats; c++)
-                fprintf(f, "%s %s %s (%.0f%%)", c ? "," : "", v->cats[c].category,
+                fprintf(f, "%s %s %s (%.0f%%)", c ? "," : "", gl_text_buf(v->cats[c].category, cat, sizeof cat),
                         gl_fmt_bytes(v->cats[c].bytes, b, sizeof b),
                         v->dev->peak ? 100.0 * (double)v->cats[c].bytes / (double)v->dev->peak : 0.0);
             fputc('\n', f);

@@ -209,12 +209,125 @@ static void test_read_while_recording(void **state)
     assert_non_null(strstr(r.out, "== live.db"));
 }
 
+static void save(const char *name, const char *text)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/%s", h_dir(), name);
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* tests/check_outputs.py MODE FILE [ARGS...]: the output opens in its tool. */
+static void check(const char *mode, const char *file, const char *a1, const char *a2, const char *a3)
+{
+    char script[600];
+    const char *src = getenv("GL_SOURCE_ROOT");
+    assert_non_null(src);
+    snprintf(script, sizeof script, "%s/tests/check_outputs.py", src);
+    static struct run_result c;
+    h_run(&c, NULL, ARGV("/usr/bin/env", "python3", script, mode, file, a1, a2, a3));
+    if (c.status != 0)
+        fail_msg("check_outputs %s %s: %s%s", mode, file, c.out, c.err);
+}
+
+static int count_char(const char *s, char ch)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == ch;
+    return n;
+}
+
+/* The name of the hostile copy: a path is text from outside too. */
+#define HOSTILE "h\x1b[2J;=\nost\xff.db"
+
+/* Every text column of a recorded database holds hostile bytes (invalid
+ * UTF-8, ESC sequences, newlines, CSV formulas, ';', bidi overrides), and
+ * so does its file name: JSON decodes as strict UTF-8 and parses, CSV has
+ * one line per row and no cell a spreadsheet would run, folded stacks keep
+ * one line and one frame per name, and text carries no raw control
+ * character. */
+static void test_hostile_names(void **state)
+{
+    (void)state;
+    make("demo.db", PROG("demo"), NULL);
+    char from[600], to[600];
+    snprintf(from, sizeof from, "%s/demo.db", h_dir());
+    snprintf(to, sizeof to, "%s/" HOSTILE, h_dir());
+    copy_file(from, to, 0644);
+    h_run(&r, NULL, ARGV(h_build("tests/hostile_db"), "names", HOSTILE));
+    if (r.status != 0)
+        fail_msg("hostile_db: %s", r.err);
+    assert_non_null(strstr(r.out, "frames.symbol: "));
+
+    /* JSON */
+    static const char *const json_verbs[][4] = {{"report", "--format", "json"}, {"leaks", "--format", "json"},
+                                                {"holes", "--format", "json"}, {"export", "--format", "perfetto"}};
+    for (int v = 0; v < 4; v++) {
+        h_run(&r, NULL, ARGV(GL, json_verbs[v][0], json_verbs[v][1], json_verbs[v][2], HOSTILE));
+        assert_int_equal(r.status, 0);
+        save("out.json", r.out);
+        if (v == 0) /* host, rank and command line kept, bad bytes as U+FFFD */
+            check("json", "out.json", "red \x1b[31mESC[31m\x1b[0m and a title \x1b]0;owned\x07",
+                  "line one\nline two\r\n", "bad utf-8 \xef\xbf\xbd\xef\xbf\xbd \xef\xbf\xbd(");
+        else
+            check("json", "out.json", NULL, NULL, NULL);
+    }
+
+    /* CSV: as many records as the untouched database has allocations */
+    h_run(&r, NULL, ARGV(GL, "export", "--format", "csv", "demo.db"));
+    char rows[16];
+    snprintf(rows, sizeof rows, "%d", count_char(r.out, '\n') - 1);
+    h_run(&r, NULL, ARGV(GL, "export", "--format", "csv", HOSTILE));
+    assert_int_equal(r.status, 0);
+    save("out.csv", r.out);
+    check("csv", "out.csv", rows, NULL, NULL);
+
+    /* folded: the lines and the frames of the untouched database */
+    static const char *const what[] = {"peak", "leaks", "allocs"};
+    for (int w = 0; w < 3; w++) {
+        static struct run_result plain;
+        h_run(&plain, NULL, ARGV(GL, "export", "--format", "folded", "--what", what[w], "demo.db"));
+        h_run(&r, NULL, ARGV(GL, "export", "--format", "folded", "--what", what[w], HOSTILE));
+        assert_int_equal(r.status, 0);
+        assert_int_equal(count_char(r.out, ';'), count_char(plain.out, ';'));
+        save("out.folded", r.out);
+        snprintf(rows, sizeof rows, "%d", count_char(plain.out, '\n'));
+        check("folded", "out.folded", rows, NULL, NULL);
+    }
+
+    /* text: every verb, and an error naming the file */
+    static const char *const text_verbs[][5] = {
+        {"report", HOSTILE},         {"leaks", HOSTILE},          {"leaks", "--steps", HOSTILE},
+        {"holes", HOSTILE},          {"diff", "demo.db", HOSTILE}, {"gate", "--max-leak-bytes", "0", HOSTILE},
+        {"summary", HOSTILE},        {"report", "--top", "50", HOSTILE}};
+    for (int v = 0; v < 8; v++) {
+        const char *argv[8] = {GL};
+        for (int k = 0; k < 5 && text_verbs[v][k]; k++)
+            argv[1 + k] = text_verbs[v][k];
+        h_run(&r, NULL, argv);
+        assert_int_equal(r.status, strcmp(text_verbs[v][0], "gate") ? 0 : 1);
+        save("out.txt", r.out);
+        check("text", "out.txt", NULL, NULL, NULL);
+        save("err.txt", r.err);
+        check("text", "err.txt", NULL, NULL, NULL);
+    }
+    h_run(&r, NULL, ARGV(GL, "report", "missing\x1b[2J\n.db"));
+    assert_int_equal(r.status, 2);
+    save("err.txt", r.err);
+    check("text", "err.txt", NULL, NULL, NULL);
+    assert_string_equal(r.err, "gpuledger: missing\\x1b[2J\\x0a.db: No such file or directory\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_summary_on_stdout, teardown),
         cmocka_unit_test_teardown(test_read_only_database_as_nobody, teardown),
         cmocka_unit_test_teardown(test_read_while_recording, teardown),
+        cmocka_unit_test_teardown(test_hostile_names, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
