@@ -1,6 +1,7 @@
 /* cmd_gate.c — `gpuledger gate`: the CI leak gate. Exit 0 within limits,
  * 1 when a limit is broken (the offending chains are printed), 2 on bad
  * input. Optional JUnit XML for CI systems. */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <regex.h>
@@ -34,6 +35,80 @@ static void usage(FILE *f)
                "  --junit FILE          write a JUnit XML report\n"
                "  --rules FILE          category rules\n"
                "exit status: 0 pass, 1 a limit is broken, 2 bad usage or bad input\n");
+}
+
+struct peak_check {
+    uint64_t peak; /* the highest of the process's devices */
+    int device;    /* where (-1: no device memory) */
+    int fail;
+};
+
+/* "  3.00 MiB in 1 allocation(s) [other] a.db: f <- g <- main" */
+static void chain_line(FILE *f, const struct gl_group *g, const struct gl_stack *st, const char *path)
+{
+    char b[32];
+    if (!f)
+        return;
+    fprintf(f, "  %s in %" PRIu64 " allocation(s) [", gl_fmt_bytes(g->bytes, b, sizeof b), g->count);
+    gl_text_str(f, g->category);
+    fputs("] ", f);
+    gl_text_str(f, path);
+    fputs(": ", f);
+    gl_print_chain(f, st, 6);
+    fputc('\n', f);
+}
+
+struct junit_in {
+    struct gl_run **runs;
+    const struct peak_check *peaks; /* one per run, or NULL (out of memory) */
+    int n;
+    uint64_t leak, max_leak;
+    int have_peak;
+    uint64_t max_peak;
+    const char *chains; /* text of the chains counted, or NULL */
+};
+
+/* JUnit XML (valid against the Jenkins xUnit schema, tests/junit/): one
+ * test case per check the gate made — the never-freed bytes summed over
+ * the databases, and with --max-peak-bytes the peak of each — and a
+ * <failure> in each that failed. Closes f; 0, or 2 after saying why. */
+static int write_junit(FILE *f, const char *path, const struct junit_in *in)
+{
+    int tests = 1 + (in->have_peak ? in->n : 0), failures = in->leak > in->max_leak;
+    for (int i = 0; in->have_peak && in->peaks && i < in->n; i++)
+        failures += in->peaks[i].fail;
+    const char *dbs = in->n == 1 ? "database" : "databases";
+    fprintf(f,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<testsuites name=\"gpuledger gate\" tests=\"%d\" failures=\"%d\" errors=\"0\">\n"
+            "  <testsuite name=\"gpuledger gate\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"0\">\n"
+            "    <testcase classname=\"gpuledger.leaks\" name=\"never freed over %d %s &lt;= %" PRIu64 " bytes\">",
+            tests, failures, tests, failures, in->n, dbs, in->max_leak);
+    if (in->leak > in->max_leak) {
+        fprintf(f, "<failure type=\"leak\" message=\"%" PRIu64 " bytes never freed over %d %s (limit %" PRIu64 ")\">",
+                in->leak, in->n, dbs, in->max_leak);
+        gl_xml_str(f, in->chains); /* text-escaped already: now for XML */
+        fputs("</failure>", f);
+    }
+    fputs("</testcase>\n", f);
+    for (int i = 0; in->have_peak && i < in->n; i++) {
+        const struct peak_check *p = in->peaks ? &in->peaks[i] : NULL;
+        fputs("    <testcase classname=\"gpuledger.peak\" name=\"peak of ", f);
+        gl_xml_str(f, in->runs[i]->path);
+        fprintf(f, " &lt;= %" PRIu64 " bytes\">", in->max_peak);
+        if (p && p->fail)
+            fprintf(f, "<failure type=\"peak\" message=\"peak %" PRIu64 " bytes on device %d (limit %" PRIu64 ")\"/>",
+                    p->peak, p->device, in->max_peak);
+        fputs("</testcase>\n", f);
+    }
+    fputs("  </testsuite>\n</testsuites>\n", f);
+    if (fclose(f) != 0) {
+        fprintf(stderr, "gpuledger gate: cannot write ");
+        gl_text_str(stderr, path);
+        fprintf(stderr, ": %s\n", strerror(errno));
+        return 2;
+    }
+    return 0;
 }
 
 int cmd_gate(int argc, char **argv)
@@ -100,16 +175,26 @@ int cmd_gate(int argc, char **argv)
     }
     FILE *jf = NULL;
     if (junit && !(jf = fopen(junit, "w"))) {
-        fprintf(stderr, "gpuledger gate: cannot write %s\n", junit);
+        fprintf(stderr, "gpuledger gate: cannot write ");
+        gl_text_str(stderr, junit);
+        fprintf(stderr, ": %s\n", strerror(errno));
+        for (int i = 0; i < n; i++)
+            gl_run_free(runs[i]);
+        free(runs);
+        for (int q = 0; q < nign; q++)
+            regfree(&ign[q]);
+        gl_rules_free(&rules);
         return 2;
     }
     uint64_t total_leak = 0;
     int peak_fail = 0;
     char b[32], m[32];
-    if (jf)
-        fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"gpuledger\">\n", jf);
-    /* Collect offending chains and print them after the verdict. */
-    FILE *detail = tmpfile();
+    struct peak_check *pk = calloc((size_t)n, sizeof *pk);
+    /* The offending chains, printed after the verdict and kept (without
+     * the peak lines) for the JUnit failure. */
+    char *chains_text = NULL;
+    size_t chains_len = 0;
+    FILE *detail = tmpfile(), *chains = open_memstream(&chains_text, &chains_len);
     for (int i = 0; i < n; i++) {
         struct gl_run *r = runs[i];
         struct gl_stacks s;
@@ -119,12 +204,6 @@ int cmd_gate(int argc, char **argv)
         gl_leaks(r, -2, &lo, &g);
         gl_groups_merge_chains(&g, &s);
         gl_groups_categorize(&g, &rules, &s);
-        uint64_t leak = 0;
-        if (jf) {
-            fprintf(jf, "<testsuite name=\"");
-            gl_xml_str(jf, r->path);
-            fprintf(jf, "\" tests=\"2\">\n");
-        }
         for (size_t k = 0; k < g.n; k++) {
             const struct gl_stack *st = gl_stack_get(&s, g.v[k].stack_id);
             int skip = !count_cached && gl_is_cached_category(g.v[k].category);
@@ -132,45 +211,35 @@ int cmd_gate(int argc, char **argv)
                 skip = gl_stack_matches(st, &ign[q]);
             if (skip)
                 continue;
-            leak += g.v[k].bytes;
-            if (detail) {
-                fprintf(detail, "  %s in %" PRIu64 " allocation(s) [", gl_fmt_bytes(g.v[k].bytes, b, sizeof b),
-                        g.v[k].count);
-                gl_text_str(detail, g.v[k].category);
-                fputs("] ", detail);
-                gl_text_str(detail, r->path);
-                fputs(": ", detail);
-                gl_print_chain(detail, st, 6);
-                fputc('\n', detail);
-            }
+            total_leak += g.v[k].bytes;
+            chain_line(detail, &g.v[k], st, r->path);
+            chain_line(chains, &g.v[k], st, r->path);
         }
-        total_leak += leak;
-        uint64_t peak = 0;
+        struct peak_check p = {0, -1, 0};
         for (int d = 0; d < r->ndevs; d++)
-            if (r->devs[d].peak > peak)
-                peak = r->devs[d].peak;
-        int pfail = have_peak && peak > max_peak;
-        peak_fail |= pfail;
-        if (pfail && detail) {
-            fprintf(detail, "  peak %s > %s in ", gl_fmt_bytes(peak, b, sizeof b), gl_fmt_bytes(max_peak, m, sizeof m));
+            if (r->devs[d].peak > p.peak || p.device < 0) {
+                p.peak = r->devs[d].peak;
+                p.device = r->devs[d].device;
+            }
+        p.fail = have_peak && p.peak > max_peak;
+        peak_fail |= p.fail;
+        if (pk)
+            pk[i] = p;
+        if (p.fail && detail) {
+            fprintf(detail, "  peak %s > %s in ", gl_fmt_bytes(p.peak, b, sizeof b),
+                    gl_fmt_bytes(max_peak, m, sizeof m));
             gl_text_str(detail, r->path);
             fputc('\n', detail);
-        }
-        if (jf) {
-            fprintf(jf, "  <testcase classname=\"gpuledger.leaks\" name=\"leaked bytes <= %llu\">", max_leak);
-            if (leak > max_leak)
-                fprintf(jf, "<failure message=\"%" PRIu64 " bytes never freed\"/>", leak);
-            fprintf(jf, "</testcase>\n  <testcase classname=\"gpuledger.peak\" name=\"peak\">");
-            if (pfail)
-                fprintf(jf, "<failure message=\"peak %" PRIu64 " bytes &gt; %llu\"/>", peak, max_peak);
-            fprintf(jf, "</testcase>\n</testsuite>\n");
         }
         gl_groups_free(&g);
         gl_stacks_free(&s);
     }
+    int rc = 0;
     if (jf) {
-        fputs("</testsuites>\n", jf);
-        fclose(jf);
+        if (chains)
+            fflush(chains);
+        struct junit_in in = {runs, pk, n, total_leak, max_leak, have_peak, max_peak, chains_text};
+        rc = write_junit(jf, junit, &in);
     }
     int fail = total_leak > max_leak || peak_fail;
     printf("gpuledger gate: %s — %s never freed (limit %s) in %d database%s%s\n", fail ? "FAIL" : "pass",
@@ -184,11 +253,15 @@ int cmd_gate(int argc, char **argv)
     }
     if (detail)
         fclose(detail);
+    if (chains)
+        fclose(chains);
+    free(chains_text);
+    free(pk);
     for (int i = 0; i < n; i++)
         gl_run_free(runs[i]);
     free(runs);
     for (int q = 0; q < nign; q++)
         regfree(&ign[q]);
     gl_rules_free(&rules);
-    return fail ? 1 : 0;
+    return rc ? rc : fail ? 1 : 0;
 }

@@ -321,6 +321,83 @@ static void test_hostile_names(void **state)
     assert_string_equal(r.err, "gpuledger: missing\\x1b[2J\\x0a.db: No such file or directory\n");
 }
 
+/* xmllint --schema tests/junit/junit-10.xsd FILE; returns the file. */
+static const char *valid_junit(const char *name)
+{
+    char xsd[600], path[600];
+    snprintf(xsd, sizeof xsd, "%s/tests/junit/junit-10.xsd", getenv("GL_SOURCE_ROOT"));
+    snprintf(path, sizeof path, "%s/%s", h_dir(), name);
+    static struct run_result c;
+    h_run(&c, NULL, ARGV("/usr/bin/env", "xmllint", "--noout", "--schema", xsd, path));
+    if (c.status != 0)
+        fail_msg("%s is not valid JUnit: %.1500s", name, c.err);
+    static char xml[1 << 16];
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t n = fread(xml, 1, sizeof xml - 1, f);
+    xml[n] = 0;
+    fclose(f);
+    return xml;
+}
+
+static int count_str(const char *s, const char *needle)
+{
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, needle)) != NULL; p++)
+        n++;
+    return n;
+}
+
+/* gate --junit: valid against the Jenkins JUnit schema always; one
+ * <failure> per failing check (the leak sum over all databases, the peak
+ * of each database); no peak test case without --max-peak-bytes. */
+static void test_gate_junit(void **state)
+{
+    (void)state;
+    make("l1.db", NULL, "leaks3"); /* each: 7 MiB never freed, peak 14 MiB */
+    make("l2.db", NULL, "leaks3");
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "10M", "--junit", "a.xml", "l1.db", "l2.db"));
+    assert_int_equal(r.status, 1);
+    const char *x = valid_junit("a.xml");
+    assert_int_equal(count_str(x, "<testcase "), 1);
+    assert_int_equal(count_str(x, "<failure "), 1);
+    assert_non_null(strstr(x, "<testcase classname=\"gpuledger.leaks\" name=\"never freed over 2 databases &lt;= "
+                              "10485760 bytes\">"));
+    assert_non_null(strstr(x, "<failure type=\"leak\" message=\"14680064 bytes never freed over 2 databases (limit "
+                              "10485760)\">"));
+    assert_int_equal(count_str(x, "allocation(s) [other] l1.db: leak_one &lt;- "), 3);
+    assert_int_equal(count_str(x, "allocation(s) [other] l2.db: leak_one &lt;- "), 3);
+    assert_null(strstr(x, "peak"));
+
+    h_run(&r, NULL,
+          ARGV(GL, "gate", "--max-leak-bytes", "100M", "--max-peak-bytes", "8M", "--junit", "b.xml", "l1.db", "l2.db"));
+    assert_int_equal(r.status, 1);
+    x = valid_junit("b.xml");
+    assert_int_equal(count_str(x, "<testcase "), 3);
+    assert_int_equal(count_str(x, "<failure "), 2);
+    assert_non_null(strstr(x, "<testsuite name=\"gpuledger gate\" tests=\"3\" failures=\"2\" errors=\"0\""));
+    assert_non_null(strstr(x, "<testcase classname=\"gpuledger.peak\" name=\"peak of l2.db &lt;= 8388608 bytes\">"
+                              "<failure type=\"peak\" message=\"peak 14680064 bytes on device 0 (limit 8388608)\"/>"));
+
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "100M", "--junit", "c.xml", "l1.db"));
+    assert_int_equal(r.status, 0);
+    x = valid_junit("c.xml");
+    assert_int_equal(count_str(x, "<failure"), 0);
+    assert_non_null(strstr(x, "<testsuites name=\"gpuledger gate\" tests=\"1\" failures=\"0\" errors=\"0\">"));
+
+    /* hostile names and a hostile file name */
+    char from[600], to[600];
+    snprintf(from, sizeof from, "%s/l1.db", h_dir());
+    snprintf(to, sizeof to, "%s/" HOSTILE, h_dir());
+    copy_file(from, to, 0644);
+    h_run(&r, NULL, ARGV(h_build("tests/hostile_db"), "names", HOSTILE));
+    assert_int_equal(r.status, 0);
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "0", "--max-peak-bytes", "1", "--junit", "d.xml", HOSTILE));
+    assert_int_equal(r.status, 1);
+    x = valid_junit("d.xml");
+    assert_int_equal(count_str(x, "<failure "), 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -328,6 +405,7 @@ int main(void)
         cmocka_unit_test_teardown(test_read_only_database_as_nobody, teardown),
         cmocka_unit_test_teardown(test_read_while_recording, teardown),
         cmocka_unit_test_teardown(test_hostile_names, teardown),
+        cmocka_unit_test_teardown(test_gate_junit, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -153,7 +153,7 @@ static void test_gate_exit_codes_and_junit(void **state)
     size_t n = fread(xml, 1, sizeof xml - 1, f);
     xml[n] = 0;
     fclose(f);
-    expect(xml, "<failure message=\"7340032 bytes never freed\"/>");
+    expect(xml, "<failure type=\"leak\" message=\"7340032 bytes never freed over 1 database (limit 6291456)\">");
     h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "4M", "--ignore", "leak_b", "l3.db"));
     assert_int_equal(r.status, 0);
     h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "100M", "--max-peak-bytes", "8M", "l3.db"));
