@@ -84,9 +84,8 @@ static __thread struct {
 
 /* Fill the event for a driver call from its parameters; returns 0 if the
  * callback id is not one we record. ok: the call succeeded (exit only). */
-static int describe(CUpti_CallbackId id, const CUpti_CallbackData *cb, int ok, struct gl_call *c, int *free_like)
+static int describe(CUpti_CallbackId id, const CUpti_CallbackData *cb, int ok, struct gl_call *c)
 {
-    *free_like = 0;
     switch (id) {
     case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2:
         c->api = GL_API_cuMemAlloc_v2;
@@ -103,7 +102,6 @@ static int describe(CUpti_CallbackId id, const CUpti_CallbackData *cb, int ok, s
     case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:
         c->api = GL_API_cuMemFree_v2;
         c->addr = P(cuMemFree_v2_params)->dptr;
-        *free_like = 1;
         return c->addr != 0; /* cuMemFree(0): context set-up, not an event */
     case CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2:
         c->api = GL_API_cuMemAllocHost_v2;
@@ -118,7 +116,6 @@ static int describe(CUpti_CallbackId id, const CUpti_CallbackData *cb, int ok, s
     case CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost:
         c->api = GL_API_cuMemFreeHost;
         c->addr = (uint64_t)(uintptr_t)P(cuMemFreeHost_params)->p;
-        *free_like = 1;
         return c->addr != 0;
     case CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged:
         c->api = GL_API_cuMemAllocManaged;
@@ -137,7 +134,6 @@ static int describe(CUpti_CallbackId id, const CUpti_CallbackData *cb, int ok, s
         c->api = id == CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync ? GL_API_cuMemFreeAsync : GL_API_cuMemFreeAsync_ptsz;
         c->addr = P(cuMemFreeAsync_params)->dptr;
         c->stream = (uint64_t)(uintptr_t)P(cuMemFreeAsync_params)->hStream;
-        *free_like = 1;
         return c->addr != 0;
     case CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync:
     case CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz: {
@@ -162,7 +158,6 @@ static int describe(CUpti_CallbackId id, const CUpti_CallbackData *cb, int ok, s
     case CUPTI_DRIVER_TRACE_CBID_cuMemRelease:
         c->api = GL_API_cuMemRelease;
         c->addr = P(cuMemRelease_params)->handle;
-        *free_like = 1;
         return 1;
     case CUPTI_DRIVER_TRACE_CBID_cuMemMap:
         c->api = GL_API_cuMemMap;
@@ -174,7 +169,6 @@ static int describe(CUpti_CallbackId id, const CUpti_CallbackData *cb, int ok, s
         c->api = GL_API_cuMemUnmap;
         c->addr = P(cuMemUnmap_params)->ptr;
         c->size = P(cuMemUnmap_params)->size;
-        *free_like = 1;
         return 1;
     case CUPTI_DRIVER_TRACE_CBID_cuMemAddressReserve:
         c->api = GL_API_cuMemAddressReserve;
@@ -185,7 +179,6 @@ static int describe(CUpti_CallbackId id, const CUpti_CallbackData *cb, int ok, s
         c->api = GL_API_cuMemAddressFree;
         c->addr = P(cuMemAddressFree_params)->ptr;
         c->size = P(cuMemAddressFree_params)->size;
-        *free_like = 1;
         return 1;
     default:
         return 0;
@@ -202,8 +195,12 @@ static void driver(CUpti_CallbackId id, const CUpti_CallbackData *cb)
         pending.recording = gl_enter();
         pending.cl.ev = NULL;
         struct gl_call c = {.device = gl_driver_device()};
-        if (pending.recording && describe(id, cb, 0, &c, &pending.free_like) && pending.free_like)
-            gl_claim(&pending.cl, &c); /* before the free: ordered before any reuse */
+        pending.free_like = 0;
+        if (pending.recording && describe(id, cb, 0, &c)) {
+            pending.free_like = gl_op_is_free(gl_api_op(c.api));
+            if (pending.free_like)
+                gl_claim(&pending.cl, &c); /* before the free: ordered before any reuse */
+        }
         return;
     }
     if (!pending.entered || pending.correlation != cb->correlationId)
@@ -215,8 +212,7 @@ static void driver(CUpti_CallbackId id, const CUpti_CallbackData *cb)
             gl_publish(&pending.cl, (int)res);
         } else {
             struct gl_call c = {.device = gl_driver_device()};
-            int fl;
-            if (describe(id, cb, res == CUDA_SUCCESS, &c, &fl)) {
+            if (describe(id, cb, res == CUDA_SUCCESS, &c)) {
                 c.result = (int)res;
                 gl_record(&c);
             }

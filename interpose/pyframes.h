@@ -15,7 +15,8 @@
 
 #include <stdint.h>
 
-#define GL_PYFRAME_BIT (1ULL << 63)
+#include "gl_event.h" /* GL_PYFRAME_BIT */
+
 #define GL_PY_MAX_DEPTH 256
 
 /* Look for a CPython in the process and set up (once found, returns 1

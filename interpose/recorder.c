@@ -17,17 +17,6 @@
 
 #define GL_TLS __attribute__((tls_model("initial-exec")))
 
-static const uint8_t api_op[GL_API_COUNT] = {
-#define GL_X(name, id, text, op, kind) [id] = GL_OP_##op,
-    GL_APIS(GL_X)
-#undef GL_X
-};
-static const uint8_t api_kind[GL_API_COUNT] = {
-#define GL_X(name, id, text, op, kind) [id] = GL_KIND_##kind,
-    GL_APIS(GL_X)
-#undef GL_X
-};
-
 static __thread int tls_depth GL_TLS;
 static __thread int tls_tid GL_TLS;
 static __thread int tls_outer_api GL_TLS; /* set by a CUPTI runtime callback */
@@ -131,13 +120,13 @@ static inline __attribute__((always_inline)) void gl_claim_depth(struct gl_claim
     ev->device = c->device;
     ev->result = c->result;
     int api = c->api;
-    if (tls_outer_api && api_op[tls_outer_api] == api_op[api]) {
+    if (tls_outer_api && gl_api_op(tls_outer_api) == gl_api_op(api)) {
         api = tls_outer_api; /* a static cudart call, seen by CUPTI: name it as called */
         tls_outer_api = 0;
     }
     ev->api = (uint16_t)api;
-    ev->op = api_op[api];
-    ev->kind = api_kind[api];
+    ev->op = (uint8_t)gl_api_op(api);
+    ev->kind = (uint8_t)gl_api_kind(api);
     ev->flags = 0;
     ev->reserved = 0;
     int truncated;
@@ -157,8 +146,7 @@ static inline __attribute__((always_inline)) void claim_inline(struct gl_claim *
 {
     /* GPULEDGER_FREE_STACKS=0: frees and unmaps carry no stack (half the
      * unwinding in an alloc/free loop; the allocation's stack remains) */
-    uint8_t op = api_op[c->api];
-    int release = op == GL_OP_FREE || op == GL_OP_UNMAP || op == GL_OP_RELEASE || op == GL_OP_UNRESERVE;
+    int release = gl_op_is_free(gl_api_op(c->api));
     gl_claim_depth(cl, c, release && !gl_st.cfg.free_stacks ? 0 : gl_st.cfg.stack_depth);
 }
 
@@ -188,8 +176,7 @@ void gl_publish(struct gl_claim *cl, int result)
     if (!ev)
         return;
     ev->result = result;
-    if (result != 0 && (ev->op == GL_OP_ALLOC || ev->op == GL_OP_CREATE || ev->op == GL_OP_RESERVE ||
-                        ev->op == GL_OP_MAP))
+    if (result != 0 && gl_op_is_alloc(ev->op))
         ev->op = result == 2 /* cudaErrorMemoryAllocation == CUDA_ERROR_OUT_OF_MEMORY */ ? GL_OP_OOM
                                                                                         : GL_OP_ERROR;
     gl_queue_publish(&gl_st.queue, cl->pos);
@@ -231,8 +218,8 @@ void gl_record_state(const struct gl_call *c, uint64_t stamp)
     ev->tid = tls_tid;
     ev->device = c->device;
     ev->api = (uint16_t)c->api;
-    ev->op = api_op[c->api];
-    ev->kind = api_kind[c->api];
+    ev->op = (uint8_t)gl_api_op(c->api);
+    ev->kind = (uint8_t)gl_api_kind(c->api);
     ev->addr = c->addr;
     ev->size = c->size;
     ev->pool = c->pool;

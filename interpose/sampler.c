@@ -14,9 +14,8 @@
 
 #define POOL_PERIOD_NS 10000000ULL
 #define DEVICE_PERIOD_NS 100000000ULL
-#define MAXDEV 64
 
-static _Atomic uint64_t next_pool[MAXDEV], next_device[MAXDEV];
+static _Atomic uint64_t next_pool[GL_MAX_DEVICES], next_device[GL_MAX_DEVICES];
 
 typedef cudaError_t (*get_pool_fn)(cudaMemPool_t *, int);
 typedef cudaError_t (*pool_attr_fn)(cudaMemPool_t, enum cudaMemPoolAttr, void *);
@@ -43,7 +42,7 @@ static int due(_Atomic uint64_t *slot, uint64_t now, uint64_t period)
 
 void gl_sample_after(int stream_ordered, int device, uint64_t pool, uint64_t now)
 {
-    if (device < 0 || device >= MAXDEV)
+    if (device < 0 || device >= GL_MAX_DEVICES)
         return;
     if (!now)
         now = gl_stamp();

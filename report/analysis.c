@@ -84,7 +84,7 @@ int gl_ledger_at(struct gl_run *r, int device, int64_t seq, struct gl_groups *ou
     gl_u64map_init(&gr.idx);
     for (size_t i = 0; i < r->nallocs && r->allocs[i].seq <= seq; i++) {
         const struct gl_alloc *a = &r->allocs[i];
-        if (gl_counts(a->kind) && dev_match(device, a->device) && gl_live_at(a, seq))
+        if (gl_kind_counts_on_device(a->kind) && dev_match(device, a->device) && gl_live_at(a, seq))
             group_add(&gr, a);
     }
     group_done(&gr);
@@ -99,7 +99,7 @@ int gl_leaks(struct gl_run *r, int device, const struct gl_leak_opts *o, struct 
     int64_t end = r->has_end ? r->end_ns : r->last_ns;
     for (size_t i = 0; i < r->nallocs; i++) {
         const struct gl_alloc *a = &r->allocs[i];
-        if (!(gl_counts(a->kind) || (o->include_host && a->kind == GL_KIND_HOST)) || !dev_match(device, a->device))
+        if (!(gl_kind_counts_on_device(a->kind) || (o->include_host && gl_kind_layer(a->kind) == GL_LAYER_HOST)) || !dev_match(device, a->device))
             continue;
         int unfreed = a->free_seq == 0;
         int long_lived = o->lifetime_ns > 0 && (a->free_seq ? a->free_ns : end) - a->alloc_ns >= o->lifetime_ns;
@@ -134,7 +134,7 @@ static size_t step_bounds(struct gl_run *r, int nsteps, int64_t **out)
     }
     size_t n = 0;
     for (size_t i = 0; i < r->nallocs; i++)
-        n += gl_counts(r->allocs[i].kind) != 0;
+        n += gl_kind_counts_on_device(r->allocs[i].kind) != 0;
     if (n < (size_t)nsteps)
         return 0;
     int64_t *b = calloc((size_t)nsteps, sizeof *b);
@@ -143,7 +143,7 @@ static size_t step_bounds(struct gl_run *r, int nsteps, int64_t **out)
     size_t k = 0, seen = 0;
     int64_t last = 0;
     for (size_t i = 0; i < r->nallocs; i++) {
-        if (!gl_counts(r->allocs[i].kind))
+        if (!gl_kind_counts_on_device(r->allocs[i].kind))
             continue;
         if (k + 1 < (size_t)nsteps && seen == (k + 1) * n / (size_t)nsteps)
             b[k++] = r->allocs[i].seq - 1;
@@ -171,7 +171,7 @@ int gl_growth(struct gl_run *r, int device, int nsteps, uint64_t min_bytes, stru
     /* group every allocation by stack; steps[] = live bytes at each bound */
     for (size_t i = 0; i < r->nallocs; i++) {
         const struct gl_alloc *a = &r->allocs[i];
-        if (!gl_counts(a->kind) || !dev_match(device, a->device))
+        if (!gl_kind_counts_on_device(a->kind) || !dev_match(device, a->device))
             continue;
         struct gl_group *g = group_add(&gr, a);
         if (!g)

@@ -70,7 +70,7 @@ static void perfetto(FILE *f, struct gl_run *r)
     size_t n = 0;
     for (size_t i = 0; v && i < r->nallocs; i++) {
         const struct gl_alloc *a = &r->allocs[i];
-        if (!gl_counts(a->kind))
+        if (!gl_kind_counts_on_device(a->kind))
             continue;
         v[n++] = (struct step){a->seq, a->alloc_ns, (int64_t)a->size, a->device};
         if (a->free_seq)
@@ -78,13 +78,13 @@ static void perfetto(FILE *f, struct gl_run *r)
     }
     if (v)
         qsort(v, n, sizeof *v, cmp_step);
-    int64_t live[GL_MAX_DEV] = {0};
+    int64_t live[GL_MAX_DEVICES] = {0};
     fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", f);
     fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%" PRId64 ",\"args\":{\"name\":", r->pid);
     gl_json_str(f, r->cmdline);
     fputs("}}", f);
     for (size_t i = 0; i < n; i++) {
-        int k = v[i].device < 0 ? 0 : v[i].device % GL_MAX_DEV;
+        int k = v[i].device < 0 ? 0 : v[i].device % GL_MAX_DEVICES;
         live[k] += v[i].delta;
         fprintf(f, ",\n{\"name\":\"device %d live bytes\",\"ph\":\"C\",\"ts\":%.3f,\"pid\":%" PRId64 ",\"args\":{\"bytes\":%" PRId64 "}}",
                 v[i].device, (double)(v[i].ts - r->first_ns) / 1e3, r->pid, live[k]);
@@ -108,7 +108,7 @@ static void csv(FILE *f, struct gl_run *r)
     char buf[1024];
     for (size_t i = 0; i < r->nallocs; i++) {
         const struct gl_alloc *a = &r->allocs[i];
-        if (a->kind == GL_KIND_VA || a->kind == GL_KIND_MAPPING)
+        if (gl_kind_layer(a->kind) == GL_LAYER_ADDRESS)
             continue;
         const struct gl_stack *st = gl_stack_get(&s, a->stack_id);
         fprintf(f, "%" PRId64 ",%d,%s,%s,0x%" PRIx64 ",%" PRIu64 ",%" PRId64 ",", a->seq, a->device, gl_api_name(a->api),

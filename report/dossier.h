@@ -29,7 +29,7 @@ struct gl_dev_view {
 struct gl_dossier {
     struct gl_run *run;
     struct gl_stacks stacks;
-    struct gl_dev_view devs[GL_MAX_DEV];
+    struct gl_dev_view devs[GL_MAX_DEVICES];
     int ndevs;
     struct gl_pool_holes *holes;
     size_t nholes;

@@ -11,18 +11,12 @@
 
 #define TIMELINE_POINTS 600
 
-int gl_counts(int kind)
-{
-    return kind == GL_KIND_DEVICE || kind == GL_KIND_ASYNC || kind == GL_KIND_MANAGED ||
-           kind == GL_KIND_PHYSICAL || kind == GL_KIND_STATIC;
-}
-
 struct gl_device *gl_run_device(struct gl_run *r, int device)
 {
     for (int i = 0; i < r->ndevs; i++)
         if (r->devs[i].device == device)
             return &r->devs[i];
-    if (r->ndevs == GL_MAX_DEV)
+    if (r->ndevs == GL_MAX_DEVICES)
         return NULL;
     struct gl_device *d = &r->devs[r->ndevs++];
     memset(d, 0, sizeof *d);
@@ -69,20 +63,10 @@ static int load_run_row(struct gl_run *r, char *err, size_t errsz)
     return 0;
 }
 
-static int is_alloc_op(int op)
-{
-    return op == GL_OP_ALLOC || op == GL_OP_CREATE || op == GL_OP_RESERVE || op == GL_OP_MAP;
-}
-
-static int is_free_op(int op)
-{
-    return op == GL_OP_FREE || op == GL_OP_RELEASE || op == GL_OP_UNRESERVE || op == GL_OP_UNMAP;
-}
-
 /* Per-device live bytes as the scan goes, with the peak and a downsampled
  * timeline (each bucket keeps its highest level). */
 struct live_track {
-    uint64_t live[GL_MAX_DEV];
+    uint64_t live[GL_MAX_DEVICES];
 };
 
 static void track(struct gl_run *r, struct live_track *lt, int device, int64_t delta, int64_t seq, int64_t ts,
@@ -153,7 +137,7 @@ static int load_events(struct gl_run *r, char *err, size_t errsz)
             r->marks[r->nmarks++] = seq;
             continue;
         }
-        if (result != 0 || op == GL_OP_OOM || op == GL_OP_ERROR) {
+        if (result != 0 || gl_op_is_failure(op)) {
             if (r->nfails == fcap) {
                 fcap = fcap ? fcap * 2 : 64;
                 struct gl_fail *nf = realloc(r->fails, fcap * sizeof *nf);
@@ -172,7 +156,7 @@ static int load_events(struct gl_run *r, char *err, size_t errsz)
             f->stack_id = sqlite3_column_int64(st, 10);
             continue;
         }
-        if (is_alloc_op(op)) {
+        if (gl_op_is_alloc(op)) {
             if (r->nallocs == cap) {
                 cap = cap ? cap * 2 : 4096;
                 struct gl_alloc *na = realloc(r->allocs, cap * sizeof *na);
@@ -197,9 +181,9 @@ static int load_events(struct gl_run *r, char *err, size_t errsz)
             else if (gl_u64map_put(&index, (uint64_t)seq, r->nallocs))
                 goto oom;
             r->nallocs++;
-            if (gl_counts(a->kind))
+            if (gl_kind_counts_on_device(a->kind))
                 track(r, &lt, a->device, (int64_t)a->size, seq, ts, t0, span);
-        } else if (is_free_op(op) && sqlite3_column_type(st, 11) != SQLITE_NULL) {
+        } else if (gl_op_is_free(op) && sqlite3_column_type(st, 11) != SQLITE_NULL) {
             int64_t ref = sqlite3_column_int64(st, 11);
             uint64_t pos = 0;
             int found = 0;
@@ -213,7 +197,7 @@ static int load_events(struct gl_run *r, char *err, size_t errsz)
                 struct gl_alloc *a = &r->allocs[pos];
                 a->free_seq = seq;
                 a->free_ns = ts;
-                if (gl_counts(a->kind))
+                if (gl_kind_counts_on_device(a->kind))
                     track(r, &lt, a->device, -(int64_t)a->size, seq, ts, t0, span);
             }
         }

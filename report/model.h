@@ -11,8 +11,6 @@
 
 #include "gl_event.h"
 
-#define GL_MAX_DEV 64
-
 struct gl_alloc {
     int64_t seq, free_seq;  /* free_seq 0: never ended */
     int64_t alloc_ns, free_ns;
@@ -58,7 +56,7 @@ struct gl_run {
     int64_t api_count[GL_API_COUNT];
     int64_t *marks;          /* seqs of gpuledger_mark events, in order */
     size_t nmarks;
-    struct gl_device devs[GL_MAX_DEV];
+    struct gl_device devs[GL_MAX_DEVICES];
     int ndevs;
     int64_t first_ns, last_ns;
 };
@@ -67,8 +65,6 @@ struct gl_run {
 struct gl_run *gl_run_load(const char *path, char *err, size_t errsz);
 void gl_run_free(struct gl_run *r);
 
-/* Memory that counts toward device usage (not pinned host, VA, mappings). */
-int gl_counts(int kind);
 /* Is allocation a live at sequence point seq (after event seq applied)? */
 static inline int gl_live_at(const struct gl_alloc *a, int64_t seq)
 {

@@ -1,109 +1,287 @@
-/* gl_event.h — the one record that travels from an application thread to the
- * writer thread, and the fixed vocabularies (operations, memory kinds, API
- * names) that both sides and the SQL schema share.
+/* gl_event.h — the one vocabulary of gpuledger, and the one record that
+ * travels from an application thread to the writer thread.
  *
- * The numeric values of GL_OP_*, GL_KIND_* and GL_API_* are stored in the
- * database and therefore part of the schema: append, never renumber. */
+ * The tables below (operations with their class, memory kinds with their
+ * layer, APIs with their operation and kind) are the only place these facts
+ * are written; the recorder, CUPTI, the store, the schema and the report
+ * call the derived predicates. The numbers of GL_OP_*, GL_KIND_* and
+ * GL_API_* are stored in databases and therefore part of the schema:
+ * append, never renumber. */
 #ifndef GL_EVENT_H
 #define GL_EVENT_H
 
 #include <stdint.h>
 
+/* ---- the vocabulary ------------------------------------------------------
+ * Three tables, one row per fact; everything else (enums, names, the
+ * predicates below, the schema's name tables) is derived from them.
+ *
+ * Adding one: append a row with the next free number of your range (numbers
+ * are stored in databases: never renumber, never reuse). A duplicate number
+ * fails to compile (the predicates switch on it).
+ *   op:   X(NAME, id, "text", CLASS, SPACE)
+ *         CLASS: ALLOC (memory, a handle, a range or a mapping begins),
+ *         FREE (what an ALLOC of the same SPACE began ends), CONTROL (changes
+ *         pool or device state: trim, reset), FAILURE, ANNOTATION, SAMPLE.
+ *         SPACE: where ALLOC and FREE pair by address/handle (MEM, PHYS, VA,
+ *         MAP), NONE for the other classes.
+ *   kind: X(NAME, id, "text", LAYER)
+ *         LAYER: DEVICE (device memory, counted toward what CUDA holds), SUB
+ *         (a sub-allocation inside another allocation, e.g. a PyTorch block
+ *         or an NVTX region: never counted twice), HOST, ADDRESS (address
+ *         space: reserved ranges, mappings), NONE.
+ *   api:  X(name, id, "text", OP, KIND, ORDER)
+ *         the operation and kind a call of it records; ORDER: STREAM for the
+ *         stream-ordered (pool) calls, SYNC otherwise. */
+
 /* Operations (column events.op). */
-#define GL_OPS(X)                                                             \
-    X(ALLOC, 1, "alloc")       /* memory handed out */                        \
-    X(FREE, 2, "free")         /* memory given back */                        \
-    X(MAP, 3, "map")           /* cuMemMap: physical handle mapped at a VA */ \
-    X(UNMAP, 4, "unmap")                                                      \
-    X(RESERVE, 5, "reserve")   /* cuMemAddressReserve */                      \
-    X(UNRESERVE, 6, "unreserve")                                              \
-    X(CREATE, 7, "create")     /* cuMemCreate: physical allocation handle */  \
-    X(RELEASE, 8, "release")   /* cuMemRelease */                             \
-    X(TRIM, 9, "trim")         /* cudaMemPoolTrimTo */                        \
-    X(RESET, 10, "reset")      /* cudaDeviceReset */                          \
-    X(OOM, 11, "oom")          /* an allocation that failed out-of-memory */  \
-    X(ERROR, 12, "error")      /* any other failed call */                    \
-    X(MARK, 13, "mark")        /* annotation: a point in time (e.g. a step) */                \
-    X(SAMPLE, 14, "sample")    /* pool / device state: stored in *_samples */ \
-    X(RANGE_PUSH, 15, "range_push") /* annotation range opened */              \
-    X(RANGE_POP, 16, "range_pop")
+#define GL_OPS(X)                                                                                   \
+    X(ALLOC, 1, "alloc", ALLOC, MEM)              /* memory handed out */                           \
+    X(FREE, 2, "free", FREE, MEM)                 /* memory given back */                           \
+    X(MAP, 3, "map", ALLOC, MAP)                  /* cuMemMap: physical handle mapped at a VA */    \
+    X(UNMAP, 4, "unmap", FREE, MAP)                                                                 \
+    X(RESERVE, 5, "reserve", ALLOC, VA)           /* cuMemAddressReserve */                         \
+    X(UNRESERVE, 6, "unreserve", FREE, VA)                                                          \
+    X(CREATE, 7, "create", ALLOC, PHYS)           /* cuMemCreate: physical allocation handle */     \
+    X(RELEASE, 8, "release", FREE, PHYS)          /* cuMemRelease */                                \
+    X(TRIM, 9, "trim", CONTROL, NONE)             /* cudaMemPoolTrimTo */                           \
+    X(RESET, 10, "reset", CONTROL, NONE)          /* cudaDeviceReset */                             \
+    X(OOM, 11, "oom", FAILURE, NONE)              /* an allocation that failed out-of-memory */     \
+    X(ERROR, 12, "error", FAILURE, NONE)          /* any other failed call */                       \
+    X(MARK, 13, "mark", ANNOTATION, NONE)         /* a point in time (e.g. a step) */               \
+    X(SAMPLE, 14, "sample", SAMPLE, NONE)         /* pool / device state: stored in *_samples */    \
+    X(RANGE_PUSH, 15, "range_push", ANNOTATION, NONE) /* annotation range opened */                 \
+    X(RANGE_POP, 16, "range_pop", ANNOTATION, NONE)
+
+/* Memory kinds (column events.kind). */
+#define GL_KINDS(X)                                                                   \
+    X(NONE, 0, "none", NONE)                                                          \
+    X(DEVICE, 1, "device", DEVICE)       /* cudaMalloc / cuMemAlloc / pitch */        \
+    X(ASYNC, 2, "async", DEVICE)         /* stream-ordered pool allocation */         \
+    X(MANAGED, 3, "managed", DEVICE)     /* unified memory */                         \
+    X(HOST, 4, "host", HOST)             /* page-locked host memory */                \
+    X(PHYSICAL, 5, "physical", DEVICE)   /* cuMemCreate handle (VMM) */               \
+    X(VA, 6, "va", ADDRESS)              /* reserved virtual address range */         \
+    X(MAPPING, 7, "mapping", ADDRESS)    /* a handle mapped into a VA range */        \
+    X(STATIC, 8, "static", DEVICE)       /* module globals (from CUPTI) */
+
+/* Every API we wrap, with the operation and memory kind it records. */
+#define GL_APIS(X)                                                                                  \
+    X(cudaMalloc, 1, "cudaMalloc", ALLOC, DEVICE, SYNC)                                             \
+    X(cudaFree, 2, "cudaFree", FREE, NONE, SYNC)                                                    \
+    X(cudaMallocAsync, 3, "cudaMallocAsync", ALLOC, ASYNC, STREAM)                                  \
+    X(cudaFreeAsync, 4, "cudaFreeAsync", FREE, NONE, STREAM)                                        \
+    X(cudaMallocFromPoolAsync, 5, "cudaMallocFromPoolAsync", ALLOC, ASYNC, STREAM)                  \
+    X(cudaMallocManaged, 6, "cudaMallocManaged", ALLOC, MANAGED, SYNC)                              \
+    X(cudaMallocPitch, 7, "cudaMallocPitch", ALLOC, DEVICE, SYNC)                                   \
+    X(cudaMallocHost, 8, "cudaMallocHost", ALLOC, HOST, SYNC)                                       \
+    X(cudaHostAlloc, 9, "cudaHostAlloc", ALLOC, HOST, SYNC)                                         \
+    X(cudaFreeHost, 10, "cudaFreeHost", FREE, NONE, SYNC)                                           \
+    X(cudaMemPoolTrimTo, 11, "cudaMemPoolTrimTo", TRIM, NONE, SYNC)                                 \
+    X(cudaDeviceReset, 12, "cudaDeviceReset", RESET, NONE, SYNC)                                    \
+    X(cuMemAlloc_v2, 13, "cuMemAlloc_v2", ALLOC, DEVICE, SYNC)                                      \
+    X(cuMemAllocPitch_v2, 14, "cuMemAllocPitch_v2", ALLOC, DEVICE, SYNC)                            \
+    X(cuMemFree_v2, 15, "cuMemFree_v2", FREE, NONE, SYNC)                                           \
+    X(cuMemAllocAsync, 16, "cuMemAllocAsync", ALLOC, ASYNC, STREAM)                                 \
+    X(cuMemFreeAsync, 17, "cuMemFreeAsync", FREE, NONE, STREAM)                                     \
+    X(cuMemAllocFromPoolAsync, 18, "cuMemAllocFromPoolAsync", ALLOC, ASYNC, STREAM)                 \
+    X(cuMemAllocManaged, 19, "cuMemAllocManaged", ALLOC, MANAGED, SYNC)                             \
+    X(cuMemCreate, 20, "cuMemCreate", CREATE, PHYSICAL, SYNC)                                       \
+    X(cuMemRelease, 21, "cuMemRelease", RELEASE, PHYSICAL, SYNC)                                    \
+    X(cuMemMap, 22, "cuMemMap", MAP, MAPPING, SYNC)                                                 \
+    X(cuMemUnmap, 23, "cuMemUnmap", UNMAP, MAPPING, SYNC)                                           \
+    X(cuMemAddressReserve, 24, "cuMemAddressReserve", RESERVE, VA, SYNC)                            \
+    X(cuMemAddressFree, 25, "cuMemAddressFree", UNRESERVE, VA, SYNC)                                \
+    X(cudaMallocAsync_ptsz, 26, "cudaMallocAsync_ptsz", ALLOC, ASYNC, STREAM)                       \
+    X(cudaFreeAsync_ptsz, 27, "cudaFreeAsync_ptsz", FREE, NONE, STREAM)                             \
+    X(cudaMallocFromPoolAsync_ptsz, 28, "cudaMallocFromPoolAsync_ptsz", ALLOC, ASYNC, STREAM)       \
+    X(cuMemAllocAsync_ptsz, 29, "cuMemAllocAsync_ptsz", ALLOC, ASYNC, STREAM)                       \
+    X(cuMemFreeAsync_ptsz, 30, "cuMemFreeAsync_ptsz", FREE, NONE, STREAM)                           \
+    X(cuMemAllocFromPoolAsync_ptsz, 31, "cuMemAllocFromPoolAsync_ptsz", ALLOC, ASYNC, STREAM)       \
+    X(cuMemAllocHost_v2, 32, "cuMemAllocHost_v2", ALLOC, HOST, SYNC)                                \
+    X(cuMemHostAlloc, 33, "cuMemHostAlloc", ALLOC, HOST, SYNC)                                      \
+    X(cuMemFreeHost, 34, "cuMemFreeHost", FREE, NONE, SYNC)                                         \
+    X(gpuledger_mark, 35, "gpuledger_mark", MARK, NONE, SYNC)                                       \
+    X(cupti_static, 36, "module_static", ALLOC, STATIC, SYNC)                                       \
+    X(cupti_static_free, 37, "module_static_release", FREE, STATIC, SYNC)                           \
+    X(pool_sample, 38, "cudaMemPoolGetAttribute", SAMPLE, NONE, SYNC)                               \
+    X(device_sample, 39, "cudaMemGetInfo", SAMPLE, NONE, SYNC)                                      \
+    X(gpuledger_range_push, 40, "gpuledger_range_push", RANGE_PUSH, NONE, SYNC)                     \
+    X(gpuledger_range_pop, 41, "gpuledger_range_pop", RANGE_POP, NONE, SYNC)
+
+/* ---- derived: enums ------------------------------------------------------ */
+
+enum gl_op_class { GL_OPC_ALLOC, GL_OPC_FREE, GL_OPC_CONTROL, GL_OPC_FAILURE, GL_OPC_ANNOTATION, GL_OPC_SAMPLE };
+/* Where alloc-like and free-like operations pair (by address or handle). */
+enum gl_space { GL_SPACE_NONE = -1, GL_SPACE_MEM, GL_SPACE_PHYS, GL_SPACE_VA, GL_SPACE_MAP, GL_NSPACES };
+enum gl_layer { GL_LAYER_NONE, GL_LAYER_DEVICE, GL_LAYER_SUB, GL_LAYER_HOST, GL_LAYER_ADDRESS };
+enum gl_order { GL_ORDER_SYNC, GL_ORDER_STREAM };
 
 enum gl_op {
-#define GL_X(name, val, text) GL_OP_##name = val,
+#define GL_X(name, id, text, cls, space) GL_OP_##name = id,
     GL_OPS(GL_X)
 #undef GL_X
 };
 
-/* Memory kinds (column events.kind). */
-#define GL_KINDS(X)                                                          \
-    X(NONE, 0, "none")                                                       \
-    X(DEVICE, 1, "device")       /* cudaMalloc / cuMemAlloc / pitch */       \
-    X(ASYNC, 2, "async")         /* stream-ordered pool sub-allocation */    \
-    X(MANAGED, 3, "managed")     /* unified memory */                        \
-    X(HOST, 4, "host")           /* page-locked host memory */               \
-    X(PHYSICAL, 5, "physical")   /* cuMemCreate handle (VMM) */              \
-    X(VA, 6, "va")               /* reserved virtual address range */        \
-    X(MAPPING, 7, "mapping")     /* a handle mapped into a VA range */       \
-    X(STATIC, 8, "static")       /* module globals (from CUPTI) */
-
 enum gl_kind {
-#define GL_X(name, val, text) GL_KIND_##name = val,
+#define GL_X(name, id, text, layer) GL_KIND_##name = id,
     GL_KINDS(GL_X)
 #undef GL_X
 };
 
-/* Every API we wrap, with the operation and memory kind it produces.
- * X(enum name, id, text name, op, kind). */
-#define GL_APIS(X)                                                                  \
-    X(cudaMalloc, 1, "cudaMalloc", ALLOC, DEVICE)                                   \
-    X(cudaFree, 2, "cudaFree", FREE, NONE)                                          \
-    X(cudaMallocAsync, 3, "cudaMallocAsync", ALLOC, ASYNC)                          \
-    X(cudaFreeAsync, 4, "cudaFreeAsync", FREE, NONE)                                \
-    X(cudaMallocFromPoolAsync, 5, "cudaMallocFromPoolAsync", ALLOC, ASYNC)          \
-    X(cudaMallocManaged, 6, "cudaMallocManaged", ALLOC, MANAGED)                    \
-    X(cudaMallocPitch, 7, "cudaMallocPitch", ALLOC, DEVICE)                         \
-    X(cudaMallocHost, 8, "cudaMallocHost", ALLOC, HOST)                             \
-    X(cudaHostAlloc, 9, "cudaHostAlloc", ALLOC, HOST)                               \
-    X(cudaFreeHost, 10, "cudaFreeHost", FREE, NONE)                                 \
-    X(cudaMemPoolTrimTo, 11, "cudaMemPoolTrimTo", TRIM, NONE)                       \
-    X(cudaDeviceReset, 12, "cudaDeviceReset", RESET, NONE)                          \
-    X(cuMemAlloc_v2, 13, "cuMemAlloc_v2", ALLOC, DEVICE)                            \
-    X(cuMemAllocPitch_v2, 14, "cuMemAllocPitch_v2", ALLOC, DEVICE)                  \
-    X(cuMemFree_v2, 15, "cuMemFree_v2", FREE, NONE)                                 \
-    X(cuMemAllocAsync, 16, "cuMemAllocAsync", ALLOC, ASYNC)                         \
-    X(cuMemFreeAsync, 17, "cuMemFreeAsync", FREE, NONE)                             \
-    X(cuMemAllocFromPoolAsync, 18, "cuMemAllocFromPoolAsync", ALLOC, ASYNC)         \
-    X(cuMemAllocManaged, 19, "cuMemAllocManaged", ALLOC, MANAGED)                   \
-    X(cuMemCreate, 20, "cuMemCreate", CREATE, PHYSICAL)                             \
-    X(cuMemRelease, 21, "cuMemRelease", RELEASE, PHYSICAL)                          \
-    X(cuMemMap, 22, "cuMemMap", MAP, MAPPING)                                       \
-    X(cuMemUnmap, 23, "cuMemUnmap", UNMAP, MAPPING)                                 \
-    X(cuMemAddressReserve, 24, "cuMemAddressReserve", RESERVE, VA)                  \
-    X(cuMemAddressFree, 25, "cuMemAddressFree", UNRESERVE, VA)                      \
-    X(cudaMallocAsync_ptsz, 26, "cudaMallocAsync_ptsz", ALLOC, ASYNC)               \
-    X(cudaFreeAsync_ptsz, 27, "cudaFreeAsync_ptsz", FREE, NONE)                     \
-    X(cudaMallocFromPoolAsync_ptsz, 28, "cudaMallocFromPoolAsync_ptsz", ALLOC, ASYNC) \
-    X(cuMemAllocAsync_ptsz, 29, "cuMemAllocAsync_ptsz", ALLOC, ASYNC)               \
-    X(cuMemFreeAsync_ptsz, 30, "cuMemFreeAsync_ptsz", FREE, NONE)                   \
-    X(cuMemAllocFromPoolAsync_ptsz, 31, "cuMemAllocFromPoolAsync_ptsz", ALLOC, ASYNC) \
-    X(cuMemAllocHost_v2, 32, "cuMemAllocHost_v2", ALLOC, HOST)                      \
-    X(cuMemHostAlloc, 33, "cuMemHostAlloc", ALLOC, HOST)                            \
-    X(cuMemFreeHost, 34, "cuMemFreeHost", FREE, NONE)                               \
-    X(gpuledger_mark, 35, "gpuledger_mark", MARK, NONE)                             \
-    X(cupti_static, 36, "module_static", ALLOC, STATIC)                            \
-    X(cupti_static_free, 37, "module_static_release", FREE, STATIC)              \
-    X(pool_sample, 38, "cudaMemPoolGetAttribute", SAMPLE, NONE)                   \
-    X(device_sample, 39, "cudaMemGetInfo", SAMPLE, NONE)                          \
-    X(gpuledger_range_push, 40, "gpuledger_range_push", RANGE_PUSH, NONE)         \
-    X(gpuledger_range_pop, 41, "gpuledger_range_pop", RANGE_POP, NONE)
-
 enum gl_api {
     GL_API_NONE = 0,
-#define GL_X(name, id, text, op, kind) GL_API_##name = id,
+#define GL_X(name, id, text, op, kind, order) GL_API_##name = id,
     GL_APIS(GL_X)
 #undef GL_X
-    GL_API_COUNT
 };
+
+/* Highest number + 1 of each table (rows need not be in order): the size of
+ * a union with one member of id + 1 bytes per row. */
+union gl_op_ids_ {
+#define GL_X(name, id, text, cls, space) char name[id + 1];
+    GL_OPS(GL_X)
+#undef GL_X
+};
+union gl_kind_ids_ {
+#define GL_X(name, id, text, layer) char name[id + 1];
+    GL_KINDS(GL_X)
+#undef GL_X
+};
+union gl_api_ids_ {
+#define GL_X(name, id, text, op, kind, order) char name[id + 1];
+    GL_APIS(GL_X)
+#undef GL_X
+};
+#define GL_OP_COUNT ((int)sizeof(union gl_op_ids_))
+#define GL_KIND_COUNT ((int)sizeof(union gl_kind_ids_))
+#define GL_API_COUNT ((int)sizeof(union gl_api_ids_))
+
+/* Devices a run may use (0 .. GL_MAX_DEVICES - 1); other numbers count as
+ * "unknown device". */
+#define GL_MAX_DEVICES 64
+
+/* A stack entry with this bit set is a Python frame, not a return address
+ * (interpose/pyframes.h makes them, the writer names them). */
+#define GL_PYFRAME_BIT (1ULL << 63)
+
+/* ---- derived: predicates ------------------------------------------------- */
+
+static inline int gl_op_class(int op)
+{
+    switch (op) {
+#define GL_X(name, id, text, cls, space)                                                            \
+    case id:                                                                                        \
+        return GL_OPC_##cls;
+        GL_OPS(GL_X)
+#undef GL_X
+    }
+    return -1;
+}
+
+/* The space an alloc- or free-like op pairs in, GL_SPACE_NONE for others. */
+static inline int gl_op_space(int op)
+{
+    switch (op) {
+#define GL_X(name, id, text, cls, space)                                                            \
+    case id:                                                                                        \
+        return GL_SPACE_##space;
+        GL_OPS(GL_X)
+#undef GL_X
+    }
+    return GL_SPACE_NONE;
+}
+
+/* Alloc-like: memory, a physical handle, a VA range or a mapping begins. */
+static inline int gl_op_is_alloc(int op)
+{
+    return gl_op_class(op) == GL_OPC_ALLOC;
+}
+
+/* Free-like: ends what an alloc-like op of the same space began. */
+static inline int gl_op_is_free(int op)
+{
+    return gl_op_class(op) == GL_OPC_FREE;
+}
+
+static inline int gl_op_is_failure(int op)
+{
+    return gl_op_class(op) == GL_OPC_FAILURE;
+}
+
+static inline int gl_op_is_annotation(int op)
+{
+    return gl_op_class(op) == GL_OPC_ANNOTATION;
+}
+
+/* The free-like op that ends an alloc-like op of `space`. */
+static inline int gl_space_free_op(int space)
+{
+#define GL_X(name, id, text, cls, sp)                                                               \
+    if (GL_OPC_##cls == GL_OPC_FREE && GL_SPACE_##sp == space)                                      \
+        return id;
+    GL_OPS(GL_X)
+#undef GL_X
+    return 0;
+}
+
+static inline int gl_kind_layer(int kind)
+{
+    switch (kind) {
+#define GL_X(name, id, text, layer)                                                                 \
+    case id:                                                                                        \
+        return GL_LAYER_##layer;
+        GL_KINDS(GL_X)
+#undef GL_X
+    }
+    return GL_LAYER_NONE;
+}
+
+/* Device memory that counts toward what CUDA holds (not pinned host, not
+ * address space, not sub-allocations inside counted memory). */
+static inline int gl_kind_counts_on_device(int kind)
+{
+    return gl_kind_layer(kind) == GL_LAYER_DEVICE;
+}
+
+/* The operation a call of api records (0 for an unknown api). */
+static inline int gl_api_op(int api)
+{
+    switch (api) {
+#define GL_X(name, id, text, op, kind, order)                                                       \
+    case id:                                                                                        \
+        return GL_OP_##op;
+        GL_APIS(GL_X)
+#undef GL_X
+    }
+    return 0;
+}
+
+/* The memory kind a call of api records. */
+static inline int gl_api_kind(int api)
+{
+    switch (api) {
+#define GL_X(name, id, text, op, kind, order)                                                       \
+    case id:                                                                                        \
+        return GL_KIND_##kind;
+        GL_APIS(GL_X)
+#undef GL_X
+    }
+    return GL_KIND_NONE;
+}
+
+/* A stream-ordered (memory pool) call, whatever stream it names. */
+static inline int gl_api_is_stream_ordered(int api)
+{
+    switch (api) {
+#define GL_X(name, id, text, op, kind, order)                                                       \
+    case id:                                                                                        \
+        return GL_ORDER_##order == GL_ORDER_STREAM;
+        GL_APIS(GL_X)
+#undef GL_X
+    }
+    return 0;
+}
 
 /* Event flags. */
 #define GL_EVF_TRUNCATED 0x1u /* the stack hit the depth limit */

@@ -6,8 +6,8 @@
 const char *gl_op_name(int op)
 {
     switch (op) {
-#define GL_X(name, val, text)                                                  \
-    case val:                                                                  \
+#define GL_X(name, id, text, ...)                                                  \
+    case id:                                                                  \
         return text;
         GL_OPS(GL_X)
 #undef GL_X
@@ -18,8 +18,8 @@ const char *gl_op_name(int op)
 const char *gl_kind_name(int kind)
 {
     switch (kind) {
-#define GL_X(name, val, text)                                                  \
-    case val:                                                                  \
+#define GL_X(name, id, text, ...)                                                  \
+    case id:                                                                  \
         return text;
         GL_KINDS(GL_X)
 #undef GL_X
@@ -30,7 +30,7 @@ const char *gl_kind_name(int kind)
 const char *gl_api_name(int api)
 {
     switch (api) {
-#define GL_X(name, id, text, op, kind)                                         \
+#define GL_X(name, id, text, ...)                                         \
     case id:                                                                   \
         return text;
         GL_APIS(GL_X)

@@ -90,18 +90,19 @@ int gl_schema_create(sqlite3 *db, char **err)
     int rc = sqlite3_exec(db, ddl, NULL, NULL, err);
     if (rc != SQLITE_OK)
         return rc;
-#define GL_X(name, val, text)                                                  \
-    if ((rc = fill_names(db, "op_names", val, text)) != SQLITE_OK)             \
+    /* the name tables: every row of the vocabulary (gl_event.h) */
+#define GL_X(name, id, text, ...)                                                                   \
+    if ((rc = fill_names(db, "op_names", id, text)) != SQLITE_OK)                                   \
         return rc;
     GL_OPS(GL_X)
 #undef GL_X
-#define GL_X(name, val, text)                                                  \
-    if ((rc = fill_names(db, "kind_names", val, text)) != SQLITE_OK)           \
+#define GL_X(name, id, text, ...)                                                                   \
+    if ((rc = fill_names(db, "kind_names", id, text)) != SQLITE_OK)                                 \
         return rc;
     GL_KINDS(GL_X)
 #undef GL_X
-#define GL_X(name, id, text, op, kind)                                         \
-    if ((rc = fill_names(db, "api_names", id, text)) != SQLITE_OK)             \
+#define GL_X(name, id, text, ...)                                                                   \
+    if ((rc = fill_names(db, "api_names", id, text)) != SQLITE_OK)                                  \
         return rc;
     GL_APIS(GL_X)
 #undef GL_X

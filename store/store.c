@@ -10,8 +10,6 @@
 #include "symbolize.h"
 #include "u64map.h"
 
-#define MAX_DEVICES 64
-
 struct live {
     uint64_t seq, size;
     int32_t device;
@@ -29,8 +27,6 @@ struct dev_stats {
     int seen, dirty;
     uint64_t live, peak, peak_ns, peak_seq, allocs, frees;
 };
-
-enum { SPACE_MEM, SPACE_PHYS, SPACE_VA, SPACE_MAP, NSPACES };
 
 #define ROW_COLS 16
 #define BATCH_ROWS 32
@@ -67,13 +63,13 @@ struct gl_store {
     uintptr_t *ips;                 /* arena of every distinct stack's ips */
     size_t nips, ips_cap;
 
-    struct gl_u64map live_index[NSPACES]; /* addr/handle -> index in lives[] */
+    struct gl_u64map live_index[GL_NSPACES]; /* addr/handle -> index in lives[] */
     struct live *lives;
     size_t nlives, lives_cap;
     uint64_t *free_lives;
     size_t nfree_lives, free_lives_cap;
 
-    struct dev_stats dev[MAX_DEVICES + 1]; /* index device + 1 (-1 = unknown) */
+    struct dev_stats dev[GL_MAX_DEVICES + 1]; /* index device + 1 (-1 = unknown) */
 };
 
 static int fail(struct gl_store *s, const char *what)
@@ -95,7 +91,7 @@ uint64_t gl_store_event_count(struct gl_store *s)
 uint64_t gl_store_peak_bytes(struct gl_store *s)
 {
     uint64_t total = 0;
-    for (int i = 0; i <= MAX_DEVICES; i++)
+    for (int i = 0; i <= GL_MAX_DEVICES; i++)
         total += s->dev[i].peak;
     return total;
 }
@@ -137,7 +133,7 @@ struct gl_store *gl_store_open(const char *path, const struct gl_run_info *info,
     gl_u64map_init(&s->stack_index);
     gl_u64map_init(&s->range_of_tid);
     gl_u64map_init(&s->range_parent);
-    for (int i = 0; i < NSPACES; i++)
+    for (int i = 0; i < GL_NSPACES; i++)
         gl_u64map_init(&s->live_index[i]);
     int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     char *msg = NULL;
@@ -280,7 +276,7 @@ static uint64_t frame_id(struct gl_store *s, uintptr_t ip)
         return id;
     const char *pyfile, *pyfunc;
     int pyline;
-    if ((ip & GL_PYFRAME_IP) && s->py_describe && s->py_describe(ip, &pyfile, &pyfunc, &pyline) == 0) {
+    if ((ip & GL_PYFRAME_BIT) && s->py_describe && s->py_describe(ip, &pyfile, &pyfunc, &pyline) == 0) {
         id = (uint64_t)s->next_frame++;
         sqlite3_bind_int64(s->ins_pyframe, 1, (sqlite3_int64)id);
         sqlite3_bind_text(s->ins_pyframe, 2, pyfunc, -1, SQLITE_TRANSIENT);
@@ -383,33 +379,9 @@ static int64_t stack_id(struct gl_store *s, const struct gl_event *ev)
 
 /* ---- live allocations ------------------------------------------------- */
 
-static int space_of(int op, int kind)
-{
-    switch (op) {
-    case GL_OP_CREATE:
-    case GL_OP_RELEASE:
-        return SPACE_PHYS;
-    case GL_OP_RESERVE:
-    case GL_OP_UNRESERVE:
-        return SPACE_VA;
-    case GL_OP_MAP:
-    case GL_OP_UNMAP:
-        return SPACE_MAP;
-    default:
-        (void)kind;
-        return SPACE_MEM;
-    }
-}
-
-static int counts_as_device_memory(int kind)
-{
-    return kind == GL_KIND_DEVICE || kind == GL_KIND_ASYNC || kind == GL_KIND_MANAGED ||
-           kind == GL_KIND_PHYSICAL || kind == GL_KIND_STATIC;
-}
-
 static struct dev_stats *dev_of(struct gl_store *s, int device)
 {
-    if (device < -1 || device >= MAX_DEVICES)
+    if (device < -1 || device >= GL_MAX_DEVICES)
         device = -1;
     struct dev_stats *d = &s->dev[device + 1];
     d->seen = 1;
@@ -453,7 +425,7 @@ static void live_add(struct gl_store *s, int space, uint64_t key, uint64_t seq, 
         /* Its free was never seen (dropped, or made before we started).
          * Forget the old one; it is no longer live. */
         struct live *o = &s->lives[old];
-        if (counts_as_device_memory(o->kind))
+        if (gl_kind_counts_on_device(o->kind))
             dev_of(s, o->device)->live -= o->size;
         recycle(s, old);
     }
@@ -465,7 +437,7 @@ static void live_add(struct gl_store *s, int space, uint64_t key, uint64_t seq, 
     gl_u64map_put(&s->live_index[space], key, idx);
     struct dev_stats *d = dev_of(s, ev->device);
     d->allocs++;
-    if (counts_as_device_memory(ev->kind)) {
+    if (gl_kind_counts_on_device(ev->kind)) {
         d->live += ev->size;
         if (d->live > d->peak) {
             d->peak = d->live;
@@ -486,7 +458,7 @@ static int live_take(struct gl_store *s, int space, uint64_t key, struct live *o
     recycle(s, idx);
     struct dev_stats *d = dev_of(s, out->device);
     d->frees++;
-    if (counts_as_device_memory(out->kind))
+    if (gl_kind_counts_on_device(out->kind))
         d->live -= out->size;
     return 1;
 }
@@ -553,32 +525,21 @@ static int insert_row(struct gl_store *s, const struct gl_event *ev, int op, int
     return s->nbatch == BATCH_ROWS ? flush_rows(s) : 0;
 }
 
-/* The free-like op that undoes an allocation-like op, and vice versa. */
-static int is_alloc_like(int op)
-{
-    return op == GL_OP_ALLOC || op == GL_OP_CREATE || op == GL_OP_RESERVE || op == GL_OP_MAP;
-}
-
-static int is_free_like(int op)
-{
-    return op == GL_OP_FREE || op == GL_OP_RELEASE || op == GL_OP_UNRESERVE || op == GL_OP_UNMAP;
-}
-
 /* cuMemUnmap may cover several mappings: end every one inside the range. */
 static int unmap_range(struct gl_store *s, const struct gl_event *ev, int64_t sid)
 {
     int rc = 0, first = 1;
     struct live l;
-    if (live_take(s, SPACE_MAP, ev->addr, &l)) {
+    if (live_take(s, GL_SPACE_MAP, ev->addr, &l)) {
         rc |= insert_row(s, ev, GL_OP_UNMAP, GL_KIND_MAPPING, l.size, sid, l.seq, NULL);
         first = 0;
     }
-    struct gl_u64map *m = &s->live_index[SPACE_MAP];
+    struct gl_u64map *m = &s->live_index[GL_SPACE_MAP];
     for (size_t i = 0; i < m->cap && ev->size; i++) {
         uint64_t k = m->keys[i];
         if (k == 0 || k == UINT64_MAX || k < ev->addr || k >= ev->addr + ev->size)
             continue;
-        if (live_take(s, SPACE_MAP, k, &l)) {
+        if (live_take(s, GL_SPACE_MAP, k, &l)) {
             struct gl_event e2 = *ev;
             e2.addr = k;
             rc |= insert_row(s, &e2, GL_OP_UNMAP, GL_KIND_MAPPING, l.size, sid, l.seq, NULL);
@@ -596,7 +557,7 @@ static int unmap_range(struct gl_store *s, const struct gl_event *ev, int64_t si
 static int reset_device(struct gl_store *s, const struct gl_event *ev, int64_t sid)
 {
     int rc = 0;
-    for (int space = 0; space < NSPACES; space++) {
+    for (int space = 0; space < GL_NSPACES; space++) {
         struct gl_u64map *m = &s->live_index[space];
         for (size_t i = 0; i < m->cap; i++) {
             uint64_t k = m->keys[i];
@@ -606,10 +567,9 @@ static int reset_device(struct gl_store *s, const struct gl_event *ev, int64_t s
             if (ev->device >= 0 && l.device != ev->device)
                 continue;
             live_take(s, space, k, &l);
-            static const int undo[NSPACES] = {GL_OP_FREE, GL_OP_RELEASE, GL_OP_UNRESERVE, GL_OP_UNMAP};
             struct gl_event e2 = *ev;
             e2.addr = k;
-            rc |= insert_row(s, &e2, undo[space], l.kind, l.size, sid, l.seq, NULL);
+            rc |= insert_row(s, &e2, gl_space_free_op(space), l.kind, l.size, sid, l.seq, NULL);
         }
     }
     return rc | insert_row(s, ev, GL_OP_RESET, GL_KIND_NONE, 0, sid, 0, NULL);
@@ -681,19 +641,19 @@ int gl_store_add(struct gl_store *s, const struct gl_event *ev)
     int op = ev->op;
     if (ev->result != 0)
         return insert_row(s, ev, op, ev->kind, ev->size, sid, 0, NULL);
-    if (is_alloc_like(op)) {
+    if (gl_op_is_alloc(op)) {
         uint64_t seq;
         int rc = insert_row(s, ev, op, ev->kind, ev->size, sid, 0, &seq);
-        live_add(s, space_of(op, ev->kind), ev->addr, seq, ev);
+        live_add(s, gl_op_space(op), ev->addr, seq, ev);
         return rc;
     }
     if (op == GL_OP_UNMAP)
         return unmap_range(s, ev, sid);
     if (op == GL_OP_RESET)
         return reset_device(s, ev, sid);
-    if (is_free_like(op)) {
+    if (gl_op_is_free(op)) {
         struct live l;
-        if (live_take(s, space_of(op, ev->kind), ev->addr, &l)) {
+        if (live_take(s, gl_op_space(op), ev->addr, &l)) {
             struct gl_event e2 = *ev;
             e2.device = l.device; /* the device of what it frees */
             return insert_row(s, &e2, op, l.kind, l.size, sid, l.seq, NULL);
@@ -711,7 +671,7 @@ static int write_counters(struct gl_store *s, const struct gl_run_counters *c)
     sqlite3_bind_int64(s->upd_run, 3, (sqlite3_int64)c->truncated_stacks);
     sqlite3_bind_int64(s->upd_run, 4, (sqlite3_int64)s->unmatched_frees);
     int rc = step_done(s, s->upd_run, "updating the run row");
-    for (int i = 0; i <= MAX_DEVICES; i++) {
+    for (int i = 0; i <= GL_MAX_DEVICES; i++) {
         struct dev_stats *d = &s->dev[i];
         if (!d->dirty)
             continue;
@@ -779,7 +739,7 @@ void gl_store_close(struct gl_store *s)
     gl_u64map_free(&s->stack_index);
     gl_u64map_free(&s->range_of_tid);
     gl_u64map_free(&s->range_parent);
-    for (int i = 0; i < NSPACES; i++)
+    for (int i = 0; i < GL_NSPACES; i++)
         gl_u64map_free(&s->live_index[i]);
     free(s->stacks);
     free(s->ips);

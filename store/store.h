@@ -34,9 +34,8 @@ struct gl_run_counters {
 struct gl_store *gl_store_open(const char *path, const struct gl_run_info *info, int symbolize, char *err,
                                size_t errsz);
 
-/* Stack entries with bit 63 set are Python frames (interpose/pyframes.h):
- * describe gives their file, function and line. */
-#define GL_PYFRAME_IP (1ULL << 63)
+/* Stack entries with GL_PYFRAME_BIT set are Python frames
+ * (interpose/pyframes.h): describe gives their file, function and line. */
 typedef int (*gl_py_describe_fn)(uint64_t ip, const char **file, const char **func, int *line);
 void gl_store_set_python(struct gl_store *s, gl_py_describe_fn describe);
 
