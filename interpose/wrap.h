@@ -29,9 +29,8 @@
         FILL;                                                                                      \
         uint64_t ts_ = gl_record(&c);                                                              \
         if (r == 0)                                                                                \
-            gl_sample_after(c.stream != 0 || c.pool != 0 || GL_API_##sym == GL_API_cudaMallocAsync ||  \
-                                GL_API_##sym == GL_API_cuMemAllocAsync,                            \
-                            c.device, c.pool, ts_);                                                \
+            gl_sample_after(gl_api_is_stream_ordered(GL_API_##sym) || c.pool != 0, c.device, c.pool,   \
+                            ts_);                                                                  \
         errno = saved_errno_;                                                                      \
     } else {                                                                                       \
         r = CALL;                                                                                  \

@@ -305,6 +305,17 @@ static void test_pools_managed_host_devices(void **state)
                                    "size FROM allocations ORDER BY id)"),
                         "0:1 0:1 1:2 0:1 0:1 1:2");
     sqlite3_close(db);
+
+    /* a stream-ordered call on stream 0 through its _ptsz entry point is
+     * stream-ordered too: the pool it used is sampled */
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "ptsz.db", PROG("misc"), "ptsz"));
+    assert_int_equal(r.status, 0);
+    db = h_open("ptsz.db");
+    assert_string_equal(h_text(db, "SELECT group_concat(op || ':' || api || ':' || kind || ':' || stream, ' ') FROM "
+                                   "(SELECT * FROM events ORDER BY seq)"),
+                        "alloc:cudaMallocAsync_ptsz:async:0 free:cudaFreeAsync_ptsz:async:0");
+    assert_string_equal(h_text(db, "SELECT group_concat(device || ':' || used, ' ') FROM pool_samples"), "0:1048576");
+    sqlite3_close(db);
 }
 
 static void test_hostile_output_paths(void **state)

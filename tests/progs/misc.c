@@ -18,7 +18,9 @@
  *   grow N      N steps of 20 ms: 4 MiB of scratch allocated and freed, and a
  *               1 MiB buffer kept by grow_cache (grows every step)
  *   frag        8 x 256 KiB from the stream-ordered pool, then frees #1,#3,#4,#6:
- *               3 holes (256K, 512K, 256K) in a 2 MiB region */
+ *               3 holes (256K, 512K, 256K) in a 2 MiB region
+ *   ptsz        1 MiB from cudaMallocAsync_ptsz on stream 0 (the per-thread
+ *               default stream), freed by cudaFreeAsync_ptsz */
 #include <cuda_runtime_api.h>
 #include <pthread.h>
 #include <signal.h>
@@ -28,6 +30,11 @@
 #include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* the per-thread default stream entry points (what nvcc
+ * --default-stream per-thread makes of cudaMallocAsync / cudaFreeAsync) */
+cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t stream);
+cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t stream);
 
 __attribute__((noinline)) static void *leak_one(size_t n)
 {
@@ -232,6 +239,12 @@ int main(int argc, char **argv)
         return do_grow(n > 0 ? n : 10);
     if (!strcmp(what, "frag"))
         return do_frag();
+    if (!strcmp(what, "ptsz")) {
+        void *p = NULL;
+        if (cudaMallocAsync_ptsz(&p, 1u << 20, 0) != cudaSuccess)
+            return 1;
+        return cudaFreeAsync_ptsz(p, 0) == cudaSuccess ? 0 : 1;
+    }
     if (!strcmp(what, "forkstorm"))
         return do_forkstorm();
     if (!strcmp(what, "abort")) {
