@@ -1,0 +1,52 @@
+/* rows.c — see rows.h. */
+#include "rows.h"
+
+#include <string.h>
+
+#define COLUMNS "seq, ts_ns, tid, op, api, kind, device, stream, pool, addr, size, result, stack_id, ref_seq, aux, range_seq"
+#define VALUES "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+
+int gl_rows_open(struct gl_rows *r, struct gl_wdb *w)
+{
+    memset(r, 0, sizeof *r);
+    r->w = w;
+    r->next_seq = 1;
+    char sql[4096] = "INSERT INTO event_log(" COLUMNS ") VALUES";
+    for (int i = 0; i < GL_ROW_BATCH; i++)
+        strcat(sql, i ? "," VALUES : VALUES);
+    return gl_wdb_prepare(w, &r->ins_batch, sql) ||
+           gl_wdb_prepare(w, &r->ins_one, "INSERT INTO event_log(" COLUMNS ") VALUES" VALUES);
+}
+
+static void bind_row(sqlite3_stmt *st, int first, const int64_t *v, uint16_t null)
+{
+    for (int c = 0; c < GL_ROW_COLS; c++) {
+        if (null & (1u << c))
+            sqlite3_bind_null(st, first + c);
+        else
+            sqlite3_bind_int64(st, first + c, v[c]);
+    }
+}
+
+int gl_rows_flush(struct gl_rows *r)
+{
+    int rc = 0;
+    if (r->n == GL_ROW_BATCH) {
+        for (int i = 0; i < GL_ROW_BATCH; i++)
+            bind_row(r->ins_batch, 1 + i * GL_ROW_COLS, r->batch[i].v, r->batch[i].null);
+        rc = gl_wdb_step(r->w, r->ins_batch, "writing events");
+    } else {
+        for (int i = 0; i < r->n && !rc; i++) {
+            bind_row(r->ins_one, 1, r->batch[i].v, r->batch[i].null);
+            rc = gl_wdb_step(r->w, r->ins_one, "writing an event");
+        }
+    }
+    r->n = 0;
+    return rc;
+}
+
+void gl_rows_close(struct gl_rows *r)
+{
+    sqlite3_stmt **const sts[] = {&r->ins_batch, &r->ins_one};
+    gl_wdb_finalize(sts, 2);
+}

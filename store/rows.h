@@ -1,0 +1,66 @@
+/* rows.h — event_log rows: numbered in order (seq), collected GL_ROW_BATCH
+ * at a time and written by one multi-row INSERT (far fewer SQLite VM steps
+ * per row than an INSERT each); a partial batch is written row by row when
+ * the store commits. */
+#ifndef GL_ROWS_H
+#define GL_ROWS_H
+
+#include <stdint.h>
+
+#include "gl_event.h"
+#include "wdb.h"
+
+#define GL_ROW_COLS 16
+#define GL_ROW_BATCH 32
+
+struct gl_rows {
+    struct gl_wdb *w;
+    sqlite3_stmt *ins_batch, *ins_one;
+    struct {
+        int64_t v[GL_ROW_COLS];
+        uint16_t null; /* bit c: column c is NULL */
+    } batch[GL_ROW_BATCH];
+    int n;
+    uint64_t next_seq, count;
+};
+
+int gl_rows_open(struct gl_rows *r, struct gl_wdb *w);
+/* Write the rows collected so far. */
+int gl_rows_flush(struct gl_rows *r);
+void gl_rows_close(struct gl_rows *r);
+
+/* One row for ev, as op/kind/size (a free carries what it frees), with its
+ * stack id, the seq of the row it ends (ref) and the annotation range it is
+ * inside (0: none for each); *seq_out (may be NULL) gets its seq. Inline:
+ * once per event on the writer thread. */
+static inline int gl_rows_add(struct gl_rows *r, const struct gl_event *ev, int op, int kind, uint64_t size,
+                              int64_t sid, uint64_t ref, uint64_t range, uint64_t *seq_out)
+{
+    uint64_t seq = r->next_seq++;
+    int64_t *v = r->batch[r->n].v;
+    v[0] = (int64_t)seq;
+    v[1] = (int64_t)ev->ts_ns;
+    v[2] = ev->tid;
+    v[3] = op;
+    v[4] = ev->api;
+    v[5] = kind;
+    v[6] = ev->device;
+    v[7] = (int64_t)ev->stream;
+    v[8] = (int64_t)ev->pool;
+    v[9] = (int64_t)ev->addr;
+    v[10] = (int64_t)size;
+    v[11] = ev->result;
+    v[12] = sid;
+    v[13] = (int64_t)ref;
+    v[14] = (int64_t)ev->aux;
+    v[15] = (int64_t)range;
+    r->batch[r->n].null = (uint16_t)((sid ? 0 : 1u << 12) | (ref ? 0 : 1u << 13) | (ev->aux ? 0 : 1u << 14) |
+                                     (range ? 0 : 1u << 15));
+    r->n++;
+    r->count++;
+    if (seq_out)
+        *seq_out = seq;
+    return r->n == GL_ROW_BATCH ? gl_rows_flush(r) : 0;
+}
+
+#endif
