@@ -14,7 +14,9 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "fdtable.h"
 #include "real.h"
+#include "relay.h"
 #include "recorder.h"
 #include "pyframes.h"
 #include "stack.h"
@@ -38,6 +40,11 @@ void gl_warn(const char *fmt, ...)
         len = sizeof buf - 2;
     buf[len++] = '\n';
     int saved = errno;
+    if (gl_fd_private()) { /* the writer: its fd 2 is not the program's stderr */
+        gl_relay_put(buf, len);
+        errno = saved;
+        return;
+    }
     if (write(STDERR_FILENO, buf, len) < 0)
         errno = saved;
     errno = saved;
@@ -190,8 +197,10 @@ int gl_flush_sync(unsigned timeout_ms)
     uint64_t req = atomic_fetch_add(&gl_st.flush_req, 1) + 1;
     struct timespec nap = {0, 200000};
     for (unsigned waited = 0; waited < timeout_ms * 5; waited++) {
-        if (atomic_load(&gl_st.flush_done) >= req || atomic_load(&gl_st.writer_state) != 1)
+        if (atomic_load(&gl_st.flush_done) >= req || atomic_load(&gl_st.writer_state) != 1) {
+            gl_relay_flush();
             return 0;
+        }
         nanosleep(&nap, NULL);
     }
     return -1;
@@ -218,6 +227,7 @@ static void gl_finish(unsigned timeout_ms, int join)
         else if (join)
             pthread_join(gl_st.writer, NULL);
     }
+    gl_relay_flush();
     errno = saved;
 }
 

@@ -12,6 +12,7 @@
 
 #include "clock.h"
 #include "pyframes.h"
+#include "relay.h"
 #include "stack.h"
 #include "state.h"
 
@@ -48,6 +49,8 @@ int gl_enter(void)
     }
     if (ph == GL_PHASE_STOPPED)
         atomic_fetch_add_explicit(&gl_st.late, 1, memory_order_relaxed);
+    if (gl_relay_pending()) /* e.g. why the writer stopped */
+        gl_relay_flush();
     return 0;
 }
 

@@ -20,6 +20,7 @@
 #include "state.h"
 #include "store.h"
 #include "clock.h"
+#include "fdtable.h"
 #include "unwind.h"
 
 #ifndef GL_VERSION
@@ -187,6 +188,16 @@ static void *writer_main(void *arg)
     prctl(PR_SET_NAME, "gpuledger-wr", 0, 0, 0);
 
     struct gl_queue *q = &gl_st.queue;
+    char why[256];
+    if (gl_fd_leave_shared(why, sizeof why) != 0) {
+        gl_warn("cannot give the writer a descriptor table of its own (%s), which keeps the database out of "
+                "the program's reach; recording is off, the program runs on (close_range needs Linux 5.9 or "
+                "later and, in a container, a seccomp profile from 2021 or later)",
+                why);
+        atomic_store(&gl_st.phase, GL_PHASE_DISABLED);
+        atomic_store(&gl_st.writer_state, 2);
+        return NULL;
+    }
     pthread_mutex_lock(&gl_st.fork_lock);
     struct gl_store *s = open_store();
     pthread_mutex_unlock(&gl_st.fork_lock);

@@ -14,10 +14,15 @@
  *                    4 KiB chunk per file, 60 ms: the writer commits in
  *                    between), read every file back and compare. Exit 0 if
  *                    all four hold exactly what was written, 42 if not.
+ *   pipe-eof DB      make a pipe, allocate (the writer starts), wait for
+ *                    DB-wal, close the pipe's write end: reading must find
+ *                    EOF at once (no copy of the descriptor lingers
+ *                    anywhere); exit 0, or 43 after 2 s without EOF
  * hostile_chunk() is the content; test_hostile.c checks the files again
  * after the program (and the library's last commit) has gone. */
 #include <cuda_runtime_api.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,12 +145,35 @@ static int do_closefds(const char *how, const char *dir, const char *db)
     return 0;
 }
 
+static int do_pipe_eof(const char *db)
+{
+    int p[2];
+    if (pipe(p))
+        return 2;
+    pairs(10);
+    char wal[600];
+    snprintf(wal, sizeof wal, "%s-wal", db);
+    wait_for(wal);
+    pairs(10);
+    close(p[1]);
+    struct pollfd pf = {.fd = p[0], .events = POLLIN};
+    char c;
+    if (poll(&pf, 1, 2000) != 1 || read(p[0], &c, 1) != 0) {
+        fprintf(stderr, "hostile: no EOF on the pipe after its write end was closed\n");
+        return 43;
+    }
+    printf("hostile: pipe-eof: EOF\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "perm"))
         return do_perm(argv[2]);
+    if (argc == 3 && !strcmp(argv[1], "pipe-eof"))
+        return do_pipe_eof(argv[2]);
     if (argc == 5 && !strcmp(argv[1], "closefds"))
         return do_closefds(argv[2], argv[3], argv[4]);
-    fprintf(stderr, "usage: hostile perm DB | closefds loop|close_range|closefrom|dup2 DIR DB\n");
+    fprintf(stderr, "usage: hostile perm DB | pipe-eof DB | closefds loop|close_range|closefrom|dup2 DIR DB\n");
     return 2;
 }
