@@ -5,7 +5,10 @@
  * buffer per step — then times `gpuledger report`, `leaks --steps` and
  * `holes` on it and prints a Markdown table with the size per event.
  *
- *   bench_gen_db [--events N] [--out FILE] [--keep] */
+ *   bench_gen_db [--events N] [--out FILE] [--keep] [--write-only]
+ *
+ * --write-only: only write the database (kept), no timings: for tests that
+ * need a big run. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +34,7 @@ int main(int argc, char **argv)
 {
     long target = 10000000;
     const char *out = "/tmp/gl-bench-10m.db";
-    int keep = 0;
+    int keep = 0, write_only = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--events") && i + 1 < argc)
             target = atol(argv[++i]);
@@ -39,8 +42,10 @@ int main(int argc, char **argv)
             out = argv[++i];
         else if (!strcmp(argv[i], "--keep"))
             keep = 1;
+        else if (!strcmp(argv[i], "--write-only"))
+            write_only = keep = 1;
         else {
-            printf("usage: %s [--events N] [--out FILE] [--keep]\n", argv[0]);
+            printf("usage: %s [--events N] [--out FILE] [--keep] [--write-only]\n", argv[0]);
             return strcmp(argv[i], "--help") ? 2 : 0;
         }
     }
@@ -101,12 +106,15 @@ int main(int argc, char **argv)
         }
         if (++step % 100 == 0) {
             gl_store_commit(s, &c);
-            fprintf(stderr, "\rbench_gen_db: %ld of %ld events", made, target);
+            if (!write_only)
+                fprintf(stderr, "\rbench_gen_db: %ld of %ld events", made, target);
         }
     }
     gl_store_finish(s, &c, ts, 0, 0);
     gl_store_close(s);
     double gen = now_s() - t0;
+    if (write_only)
+        return 0;
     struct stat sb;
     stat(out, &sb);
     fprintf(stderr, "\n");

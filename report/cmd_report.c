@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "dossier.h"
+#include "html_app.h"
 #include "out.h"
 
 static void usage(FILE *f)
@@ -20,7 +21,11 @@ static void usage(FILE *f)
                "(one per rank) give one section each and a total.\n"
                "\n"
                "options:\n"
-               "  --format text|json|html   (default text)\n"
+               "  --format text|json|html   (default text). html: one self-contained page to\n"
+               "                            explore in a browser (opens from disk, fetches\n"
+               "                            nothing): the timeline by category, the ledger\n"
+               "                            at any moment you click, a flame graph, leaks,\n"
+               "                            growth per step, OOMs and pool holes\n"
                "  -o, --output FILE         write there instead of stdout\n"
                "  --device N                only device N\n"
                "  --top K                   ledger rows per device (default 10)\n"
@@ -131,8 +136,11 @@ int cmd_report(int argc, char **argv)
     if (f) {
         if (!strcmp(format, "json"))
             gl_render_json(f, ds, (size_t)n, top);
-        else if (!strcmp(format, "html"))
-            gl_render_html(f, ds, (size_t)n, top);
+        else if (!strcmp(format, "html")) {
+            struct gl_html_opts ho = {&rules, device, NULL, 0, 0};
+            if (gl_render_html_app(f, runs, (size_t)n, NULL, &ho))
+                rc = 2;
+        }
         else
             gl_render_text(f, ds, (size_t)n, top);
         gl_close_out(f);

@@ -1,5 +1,5 @@
 /* dossier.h — everything the report shows about one process, computed
- * once and then rendered as text, JSON or HTML (render_*.c). */
+ * once and then rendered as text or JSON (render_*.c). */
 #ifndef GL_DOSSIER_H
 #define GL_DOSSIER_H
 
@@ -48,9 +48,8 @@ void gl_dossier_free(struct gl_dossier *d);
  * segments, module globals), so not a leak? */
 int gl_is_cached_category(const char *cat);
 
-/* Renderers. `top` = ledger rows shown per device. */
+/* Renderers. `top` = ledger rows shown per device. (HTML: html_app.h.) */
 void gl_render_text(FILE *f, struct gl_dossier *ds, size_t n, int top);
 void gl_render_json(FILE *f, struct gl_dossier *ds, size_t n, int top);
-void gl_render_html(FILE *f, struct gl_dossier *ds, size_t n, int top);
 
 #endif

@@ -104,13 +104,19 @@ static enum cls classify(size_t n, uint32_t c)
     return PLAIN;
 }
 
-enum fmt { TEXT, FOLDED, JSON, XML, CSV };
+enum fmt { TEXT, FOLDED, JSON, JSON_SCRIPT, XML, CSV };
 
 /* One character (or one bad byte) of s, escaped for fmt. */
 static void one(struct sink *k, enum fmt fmt, const unsigned char *p, size_t n, uint32_t c)
 {
     enum cls cl = classify(n, c);
     switch (fmt) {
+    case JSON_SCRIPT:
+        if (c == '<' || c == '>' || c == '&') { /* nothing can end the <script> element */
+            visible(k, 1, c);
+            return;
+        }
+        /* fall through */
     case JSON:
         if (cl == NOT_UTF8)
             puts_(k, "\\ufffd");
@@ -210,6 +216,18 @@ void gl_json_str(FILE *f, const char *s)
     struct sink k = {.f = f};
     fputc('"', f);
     escape(&k, JSON, s);
+    fputc('"', f);
+}
+
+void gl_json_script_str(FILE *f, const char *s)
+{
+    if (!s) {
+        fputs("null", f);
+        return;
+    }
+    struct sink k = {.f = f};
+    fputc('"', f);
+    escape(&k, JSON_SCRIPT, s);
     fputc('"', f);
 }
 

@@ -25,6 +25,10 @@ const char *gl_text_buf(const char *s, char *buf, size_t sz);
  * a byte that is not UTF-8 becomes U+FFFD, control characters and
  * U+2028/U+2029 are \u-escaped. */
 void gl_json_str(FILE *f, const char *s);
+/* The same, for JSON inside an HTML <script> element (the HTML report's
+ * data): also < > & as \u escapes, so no text can end the element or open
+ * a comment there. */
+void gl_json_script_str(FILE *f, const char *s);
 /* XML or HTML text or attribute value: & < > " ' as references, tab,
  * newline and CR as character references, and what XML 1.0 forbids even
  * as a reference (other C0 controls, U+FFFE, U+FFFF, bytes that are not

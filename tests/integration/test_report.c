@@ -211,16 +211,34 @@ static void test_html_is_self_contained(void **state)
     char p[512];
     snprintf(p, sizeof p, "%s/r.html", h_dir());
     FILE *f = fopen(p, "r");
-    static char html[1 << 16];
+    assert_non_null(f);
+    static char html[1 << 20];
     size_t n = fread(html, 1, sizeof html - 1, f);
     html[n] = 0;
     fclose(f);
-    expect(html, "<svg");
-    expect(html, "peak 82.00 MiB");
-    expect(html, "<details><summary>load_weights</summary>");
+    assert_true(n < sizeof html - 1);
+    /* nothing may be fetched: a policy that forbids it, and no address */
+    expect(html, "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; ");
     assert_null(strstr(html, "http://"));
     assert_null(strstr(html, "https://"));
-    assert_null(strstr(html, "<script"));
+    assert_null(strstr(html, "<link"));
+    assert_null(strstr(html, " src="));
+    /* the data (html_data.h): the peak, its moment, leaks, the OOM and its ledger */
+    expect(html, "<script type=\"application/json\" id=gl-data>\n{\"format\":\"gpuledger-report\",\"version\":1,");
+    expect(html, "\"devices\":[{\"device\":0,\"peak\":[29,");
+    expect(html, ",85983232],\"end_bytes\":2097152,\"buckets\":1000,\"moments\":[[1,0,67108864],");
+    expect(html, "\"leak_bytes\":2097152,\"cached_bytes\":0,");
+    expect(html, "\"api\":\"cudaMalloc\",\"size\":1125899906842624,\"result\":2,\"live\":69206016,");
+    expect(html, "\"frames\":[[\"load_weights\",");
+    /* exactly one data element and one script, each closed once */
+    const char *s = html;
+    int closes = 0;
+    while ((s = strstr(s, "</script>")) != NULL) {
+        closes++;
+        s++;
+    }
+    assert_int_equal(closes, 2);
+    expect(html, "GL.Timeline = (function () {");
 }
 
 static void test_several_databases(void **state)

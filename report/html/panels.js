@@ -1,0 +1,200 @@
+/* panels.js — the tables of the HTML report: a ledger (rows of bytes,
+ * count, category and the full stack, Python lines first), and the panels
+ * for leaks, growth per step, out-of-memory failures and pool holes. */
+'use strict';
+
+GL.panels = (function () {
+  const el = GL.fmt.el;
+  const PAGE = 100;
+
+  function catChip(proc, catId) {
+    const name = proc.categories[catId];
+    return el('span', {class: 'cat', style: 'border-left-color:' + GL.fmt.color(name)}, name);
+  }
+
+  /* a stack: its one-line chain, unfolding to every frame, Python first */
+  function stack(proc, ids) {
+    const {py, native} = proc.orderedFrames(ids);
+    const item = (id) => {
+      const f = proc.frames[id];
+      return el('li', {dataset: {sym: f[0] === null ? '' : f[0], name: proc.names[id]}, value: ids.indexOf(id)},
+        proc.names[id],
+        f[1] && !f[4] ? el('span', {class: 'muted'}, '  ' + GL.fmt.basename(f[1])) : null);
+    };
+    return el('details', {class: 'stack'}, el('summary', null, proc.chain(ids, 4)),
+      py.length ? el('div', {class: 'st-h'}, 'Python') : null,
+      py.length ? el('ol', {class: 'st'}, ...py.map(item)) : null,
+      native.length ? el('div', {class: 'st-h'}, py.length ? 'native' : 'frames') : null,
+      native.length ? el('ol', {class: 'st'}, ...native.map(item)) : null,
+      ids.length ? null : el('div', {class: 'muted'}, 'no stack recorded'));
+  }
+
+  /* rows: [{row, bytes, count, extra?}]; signed: growth */
+  function ledgerTable(proc, rows, total, opts) {
+    opts = opts || {};
+    const table = el('table', {class: 'ledger'});
+    const head = el('tr', null, el('th', null, opts.signed ? 'change' : 'bytes'), el('th', null, 'share'),
+      el('th', null, 'count'), el('th', null, 'category'));
+    for (const h of opts.extraHeads || []) head.appendChild(el('th', null, h));
+    head.appendChild(el('th', null, 'allocated at'));
+    table.appendChild(head);
+    let shown = 0;
+    const more = () => {
+      const end = Math.min(rows.length, shown + (shown ? rows.length : PAGE));
+      for (; shown < end; shown++) {
+        const r = rows[shown];
+        const cat = proc.rows[r.row][0];
+        const tr = el('tr', {class: 'lrow', dataset: {row: r.row, bytes: r.bytes, count: r.count,
+          cat: proc.categories[cat]}},
+        el('td', {class: 'n'}, opts.signed ? GL.fmt.signedBytes(r.bytes) : GL.fmt.bytes(r.bytes)),
+        el('td', {class: 'n'}, GL.fmt.pct(Math.abs(r.bytes), total)),
+        el('td', {class: 'n'}, (opts.signed && r.count > 0 ? '+' : '') + r.count + '×'),
+        el('td', null, catChip(proc, cat)));
+        for (const x of r.extra || []) tr.appendChild(el('td', {class: 'n'}, x));
+        tr.appendChild(el('td', null, stack(proc, proc.rowFrames(r.row))));
+        if (opts.onRow) tr.addEventListener('click', (e) => {
+          if (e.target.tagName !== 'SUMMARY' && !e.target.closest('details[open]')) opts.onRow(r.row);
+        });
+        table.insertBefore(tr, button.parentNode === table ? button : null);
+      }
+      if (shown >= rows.length && button.parentNode) button.remove();
+      else button.firstChild.firstChild.textContent = 'show all ' + rows.length + ' rows';
+    };
+    const button = el('tr', {class: 'more'}, el('td', {colspan: 8},
+      el('button', {type: 'button', onclick: () => more()}, '')));
+    table.appendChild(button);
+    more();
+    if (!rows.length) {
+      button.remove();
+      table.appendChild(el('tr', null, el('td', {colspan: 8, class: 'muted'}, opts.empty || 'nothing')));
+    }
+    return table;
+  }
+
+  /* categories of a ledger as a bar of shares and a line of text */
+  function categoryBar(proc, rows, total) {
+    const by = new Map();
+    for (const r of rows) {
+      const c = proc.rows[r.row][0];
+      by.set(c, (by.get(c) || 0) + r.bytes);
+    }
+    const list = [...by.entries()].filter((x) => x[1] !== 0).sort((a, b) => b[1] - a[1]);
+    const bar = el('div', {class: 'catbar'});
+    const text = el('div', {class: 'cats'});
+    for (const [c, b] of list) {
+      const name = proc.categories[c];
+      if (b > 0 && total > 0) bar.appendChild(el('span', {style: 'width:' + (100 * b) / total + '%;background:' +
+        GL.fmt.color(name), title: name + ' ' + GL.fmt.bytes(b)}));
+      text.appendChild(el('span', {class: 'catline', dataset: {cat: name, bytes: b}}, catChip(proc, c),
+        ' ' + GL.fmt.bytes(b) + ' (' + GL.fmt.pct(b, total) + ')'));
+    }
+    return el('div', null, bar, text);
+  }
+
+  function leaks(proc, dev, onRow) {
+    const d = dev.d;
+    const span = proc.p.span_ns;
+    const real = d.leaks.filter((x) => !proc.cached.has(proc.rows[x[0]][0]));
+    const held = d.leaks.filter((x) => proc.cached.has(proc.rows[x[0]][0]));
+    const rows = (list) => list.map((x) => ({row: x[0], bytes: x[1], count: x[2],
+      extra: [GL.fmt.time(x[3], span), GL.fmt.time(x[4], span)]}));
+    const out = el('div', null,
+      el('p', null, GL.fmt.bytes(d.leak_bytes) + ' never freed in ' + real.length + ' leak chain' +
+        (real.length === 1 ? '' : 's') + (d.cached_bytes ? ', ' + GL.fmt.bytes(d.cached_bytes) +
+        ' held by a caching allocator or module globals at exit (not leaks)' : '') + '. Click a row to follow it on the timeline.'),
+      ledgerTable(proc, rows(real), d.leak_bytes, {extraHeads: ['first', 'last'], onRow, empty: 'no leaks'}));
+    if (held.length) {
+      out.append(el('h4', null, 'held at exit by design'),
+        ledgerTable(proc, rows(held), d.cached_bytes, {extraHeads: ['first', 'last'], onRow}));
+    }
+    return out;
+  }
+
+  /* live bytes at the end of each step, as a row of bars */
+  function stepBars(values) {
+    const max = Math.max(1, ...values);
+    return el('span', {class: 'bars'}, ...values.map((v, i) =>
+      el('span', {style: 'height:' + Math.max(1, Math.round((18 * v) / max)) + 'px',
+        title: 'step ' + (i + 1) + ': ' + GL.fmt.bytes(v)})));
+  }
+
+  function growth(proc, dev, onRow) {
+    const g = dev.d.growth;
+    const how = g.by_marks ? g.steps + ' steps ended by the program\'s marks'
+      : g.steps + ' slices of the run holding equal numbers of allocations (the program made no marks)';
+    const table = ledgerTable(proc, g.rows.map((x) => ({row: x[0], bytes: x[1], count: 0, extra: ['']})),
+      g.rows.reduce((s, x) => s + x[1], 0), {signed: true, extraHeads: ['live per step'], onRow,
+        empty: 'nothing grows from step to step'});
+    /* the per-step bars go in the extra column */
+    const trs = table.querySelectorAll('tr.lrow');
+    g.rows.forEach((x, k) => {
+      if (!trs[k]) return;
+      trs[k].children[2].textContent = '';
+      trs[k].children[4].appendChild(stepBars(x[2]));
+    });
+    return el('div', null, el('p', null, 'Stacks whose live bytes never fall from step to step and rise in at ' +
+      'least half of them, over ' + how + ' (as gpuledger leaks --steps).'), table);
+  }
+
+  function ooms(proc, dev, onSelect) {
+    const d = dev.d;
+    const span = proc.p.span_ns;
+    if (!d.ooms.length) return el('p', {class: 'muted'}, 'no out-of-memory failure on this device');
+    return el('div', null, ...d.ooms.map((o, k) => {
+      const rows = o.ledger.map((x) => ({row: x[0], bytes: x[1], count: x[2]}));
+      return el('div', {class: 'oom'},
+        el('h4', {class: 'warn'}, 'out of memory #' + (k + 1) + ' at ' + GL.fmt.time(o.t, span) + ': ' + o.api + ' of ' +
+          GL.fmt.bytes(o.size) + ' failed (error ' + o.result + ') with ' + GL.fmt.bytes(o.live) + ' live ',
+        el('button', {type: 'button', onclick: () => onSelect(dev.indexOfSeq(o.seq))}, 'select on the timeline')),
+        el('div', null, 'the failing call: ', stack(proc, o.frames)),
+        categoryBar(proc, rows, o.live),
+        ledgerTable(proc, rows, o.live, {}));
+    }));
+  }
+
+  function holeChart(h, span) {
+    const w = 420;
+    const ht = 90;
+    const c = el('canvas', {class: 'holes'});
+    const dpr = window.devicePixelRatio || 1;
+    c.width = w * dpr;
+    c.height = ht * dpr;
+    c.style.width = w + 'px';
+    c.style.height = ht + 'px';
+    const x = c.getContext('2d');
+    x.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const max = Math.max(1, ...h.series.map((s) => s[2]));
+    const X = (t) => 4 + ((w - 8) * t) / Math.max(1, span);
+    const Y = (v) => ht - 4 - ((ht - 8) * v) / max;
+    const line = (k, color) => {
+      x.strokeStyle = color;
+      x.beginPath();
+      h.series.forEach((s, i) => (i ? x.lineTo(X(s[1]), Y(s[k])) : x.moveTo(X(s[1]), Y(s[k]))));
+      x.stroke();
+    };
+    line(2, '#999');
+    line(3, '#4e79a7');
+    line(4, '#e15759');
+    line(5, '#59a14f');
+    return c;
+  }
+
+  function holes(proc, dev) {
+    const span = proc.p.span_ns;
+    const list = proc.p.holes.filter((h) => h.device === dev.device);
+    if (!list.length) return el('p', {class: 'muted'}, 'no stream-ordered pool or reserved range on this device');
+    return el('div', null, el('p', {class: 'muted'}, 'lines: reserved (grey), live (blue), free (red), largest ' +
+      'free block (green). largest_free_ratio = largest free / free; external fragmentation = 1 − that.'),
+    ...list.map((h) => {
+      const w = h.series[h.worst];
+      const ratio = w[4] ? w[5] / w[4] : 0;
+      return el('div', {class: 'pool'}, el('h4', null, h.label), holeChart(h, span),
+        el('p', null, 'worst at ' + GL.fmt.time(w[1], span) + ': ' + GL.fmt.bytes(w[4]) + ' free of ' +
+          GL.fmt.bytes(w[2]) + ' in ' + w[6] + ' holes, largest ' + GL.fmt.bytes(w[5]) + '; largest_free_ratio ' +
+          ratio.toFixed(3) + ', external fragmentation ' + (w[4] ? (1 - ratio).toFixed(3) : '0.000') +
+          (h.sampled_reserved ? '; the pool reported at most ' + GL.fmt.bytes(h.sampled_reserved) + ' reserved' : '')));
+    }));
+  }
+
+  return {ledgerTable, categoryBar, stack, leaks, growth, ooms, holes, catChip};
+})();

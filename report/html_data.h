@@ -1,0 +1,52 @@
+/* html_data.h — what the interactive HTML report knows about one process,
+ * computed here so that the page stays small and quick whatever the length
+ * of the run. The contract with the scripts in report/html/ (version 1), one JSON
+ * object per process; times `t` are nanoseconds since the run's first
+ * event, bytes and counts are exact integers:
+ *
+ *   path pid host rank cmdline events dropped truncated span_ns
+ *   categories        [NAME]            category id = index (rule order)
+ *   cached_categories [id]              held at exit by design, not leaks
+ *   frames  [[symbol, module, file, line, python]]     frame id = index
+ *   rows    [[category id, stack_id, [frame id, innermost first]]]
+ *           a ledger row: the stacks with the same chain of frame names
+ *           (the report's merge), in one category; row id = index
+ *   marks   [[seq, t, label]]          ranges [[seq, t, end_seq, end_t, label, depth, tid]]
+ *   selected {seq, t, desc} | null     the moment given with --at
+ *   devices [{ device, peak: [seq, t, bytes], end_bytes, buckets,
+ *      moments [[seq, t, bytes]]       the lowest and highest point of each
+ *                                      of `buckets` equal slices of time,
+ *                                      the peak, each OOM, each mark, the
+ *                                      --at moment and the end, in order
+ *      deltas  [[row, dbytes, dcount, ...]]  per moment: how each row's
+ *                                      live bytes and count changed since
+ *                                      the moment before (so the ledger at
+ *                                      any moment is the sum up to it)
+ *      ooms    [{seq, t, api, size, result, live, frames, ledger: [[row, bytes, count]]}]
+ *      leaks   [[row, bytes, count, first_t, last_t]]   leak_bytes cached_bytes
+ *      growth  {steps, by_marks, rows: [[row, growth, [bytes per step]]]} }]
+ *   holes   [{label, device, sampled_reserved, worst,
+ *             series: [[seq, t, reserved, live, free, largest_free, holes]]}]
+ *
+ * The ledger at a moment equals `gpuledger report --at '#seq' --format json`
+ * (rows merged by frame names, the same categories). */
+#ifndef GL_HTML_DATA_H
+#define GL_HTML_DATA_H
+
+#include <stdio.h>
+
+#include "frames.h"
+#include "moment.h"
+
+struct gl_html_opts {
+    const struct gl_rules *rules;
+    int device;                   /* -2: every device */
+    const struct gl_moment *at;   /* --at, or NULL */
+    int buckets;                  /* time slices of the timeline; 0: 1000 */
+    size_t delta_budget;          /* most delta entries; 0: 2,000,000 */
+};
+
+/* Write the JSON object of one process; 0, or -1 (out of memory). */
+int gl_html_data_write(FILE *f, struct gl_run *r, const struct gl_html_opts *o);
+
+#endif

@@ -1,0 +1,37 @@
+/* moment.h — `--at WHEN`: a moment of a run named the way people think of
+ * it, turned into an event number (the state right after that event):
+ *
+ *   #N            event N
+ *   3.2s, 150ms, 20us, 500ns, +1.5s
+ *                 the last event stamped at or before that long after the
+ *                 run's first event
+ *   oom, oom@N    just before the first (Nth) out-of-memory failure
+ *   LABEL, LABEL@N
+ *                 a mark with that label: the mark itself; a range
+ *                 (gpuledger_range_push, NVTX): the highest point of live
+ *                 device memory inside it. @N: its Nth occurrence.
+ *   label:TEXT    TEXT as a label even if it reads like one of the above
+ */
+#ifndef GL_MOMENT_H
+#define GL_MOMENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+#include "model_annot.h"
+
+struct gl_moment {
+    int64_t seq;    /* the state right after this event */
+    int64_t ts_ns;
+    char desc[256]; /* how it was chosen, for the reader */
+};
+
+/* 0, or -1 with "FILE: problem" in err. */
+int gl_moment_resolve(struct gl_run *r, const struct gl_annots *an, const char *when, struct gl_moment *m,
+                      char *err, size_t errsz);
+
+/* Parse "3.2s" / "150ms" / "20us" / "500ns" (optional '+'): 0 and *ns. */
+int gl_parse_duration(const char *s, int64_t *ns);
+
+#endif
