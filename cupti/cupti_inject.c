@@ -11,18 +11,7 @@
 #include "stack.h"
 #include "state.h"
 
-struct gl_cupti_api gl_cupti;
-int gl_cupti_active;
-int64_t gl_cupti_ts_offset;
 static CUpti_SubscriberHandle subscriber;
-
-const char *gl_cupti_error(CUptiResult r)
-{
-    const char *s = NULL;
-    if (gl_cupti.getResultString)
-        gl_cupti.getResultString(r, &s);
-    return s ? s : "unknown CUPTI error";
-}
 
 /* The libcupti already in the process (PyTorch loads its own), else the
  * one named by GPULEDGER_CUPTI_LIB, else the toolkit's. */
@@ -45,21 +34,6 @@ static void *find_libcupti(void)
             return h;
     }
     return NULL;
-}
-
-#define SYM(field, name) (*(void **)&gl_cupti.field = dlsym(h, name)) != NULL
-
-static int load_api(void *h)
-{
-    return SYM(getVersion, "cuptiGetVersion") && SYM(getResultString, "cuptiGetResultString") &&
-           SYM(subscribe, "cuptiSubscribe") && SYM(unsubscribe, "cuptiUnsubscribe") &&
-           SYM(enableCallback, "cuptiEnableCallback") &&
-           SYM(activityRegisterCallbacks, "cuptiActivityRegisterCallbacks") &&
-           SYM(activityEnable, "cuptiActivityEnable") && SYM(activityFlushAll, "cuptiActivityFlushAll") &&
-           SYM(activityFlushPeriod, "cuptiActivityFlushPeriod") &&
-           SYM(activityGetNextRecord, "cuptiActivityGetNextRecord") &&
-           SYM(activityGetNumDroppedRecords, "cuptiActivityGetNumDroppedRecords") &&
-           SYM(getTimestamp, "cuptiGetTimestamp");
 }
 
 /* Frames of libcupti and libcuda sit above our callback: cut them. */
@@ -86,7 +60,7 @@ static void start(void)
                 "static-cudart programs may be partly seen");
         return;
     }
-    if (!load_api(h)) {
+    if (!gl_cupti_load(h)) {
         gl_warn("this libcupti lacks functions gpuledger needs; recording through symbol interposition only");
         return;
     }

@@ -26,7 +26,10 @@ extern struct gl_cupti_api gl_cupti;
 extern int gl_cupti_active;        /* subscribed and callbacks enabled */
 extern int64_t gl_cupti_ts_offset; /* add to a CUPTI timestamp: CLOCK_MONOTONIC ns */
 
+/* cupti_api.c */
 const char *gl_cupti_error(CUptiResult r);
+/* Take every function from the libcupti handle h: 1, or 0 if one is missing. */
+int gl_cupti_load(void *h);
 
 /* cupti_callbacks.c */
 void CUPTIAPI gl_cupti_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,

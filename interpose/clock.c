@@ -16,6 +16,8 @@
  * stamps are clock_gettime nanoseconds and the mapping is the identity. */
 #include "clock.h"
 
+#include <stdio.h>
+
 #include <time.h>
 
 #if defined(__x86_64__)
@@ -142,4 +144,14 @@ const char *gl_clock_name(void)
 double gl_clock_ns_per_tick(void)
 {
     return gl_clock_tsc ? rate : 0.0;
+}
+
+void gl_clock_meta(gl_meta_put put, void *ctx)
+{
+    put(ctx, "clock", gl_clock_name());
+    if (gl_clock_tsc) {
+        char num[64];
+        snprintf(num, sizeof num, "%.9f", gl_clock_ns_per_tick());
+        put(ctx, "tsc_ns_per_tick", num);
+    }
 }

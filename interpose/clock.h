@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include "meta.h"
+
 #if defined(__x86_64__)
 #include <x86intrin.h>
 #endif
@@ -43,5 +45,7 @@ void gl_clock_anchor(void);
 /* "tsc" or "monotonic", and the measured ns per tick (0 for monotonic). */
 const char *gl_clock_name(void);
 double gl_clock_ns_per_tick(void);
+/* meta clock (and tsc_ns_per_tick when the TSC is used). */
+void gl_clock_meta(gl_meta_put put, void *ctx);
 
 #endif

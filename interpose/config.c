@@ -1,4 +1,6 @@
-/* config.c — reading and validating GPULEDGER_* variables (see config.h). */
+/* config.c — the GPULEDGER_* variables as one table (see config.h), read
+ * and validated by one loop. A row is one variable: adding one is a row
+ * here, a field in struct gl_config and a row in the README's table. */
 #include "config.h"
 
 #include <errno.h>
@@ -6,6 +8,48 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+static const struct gl_config_word cupti_words[] = {
+    {"auto", GL_CUPTI_AUTO}, {"1", 1}, {"yes", 1},  {"true", 1},  {"on", 1},
+    {"0", 0},                {"no", 0}, {"false", 0}, {"off", 0}, {NULL, 0}};
+static const struct gl_config_word python_words[] = {
+    {"mixed", GL_PYTHON_MIXED}, {"only", GL_PYTHON_ONLY}, {"1", 1},  {"yes", 1},  {"true", 1}, {"on", 1},
+    {"0", 0},                   {"no", 0},                {"false", 0}, {"off", 0}, {NULL, 0}};
+static const struct gl_config_word unwind_words[] = {
+    {"", GL_UNWIND_FAST}, {"fast", GL_UNWIND_FAST}, {"nomemo", GL_UNWIND_NOMEMO}, {"libunwind", GL_UNWIND_LIBUNWIND},
+    {NULL, 0}};
+static const struct gl_config_word clock_words[] = {{"", 1}, {"auto", 1}, {"tsc", 1}, {"monotonic", 0}, {NULL, 0}};
+
+#define F(field) offsetof(struct gl_config, field)
+#define BOOL(name, field, def, help) {"GPULEDGER_" name, GL_CFG_BOOL, F(field), def, 0, 1, #def, NULL, NULL, help}
+#define UINT(name, field, def, lo, hi, help) {"GPULEDGER_" name, GL_CFG_UINT, F(field), def, lo, hi, #def, NULL, NULL, help}
+#define ENUM(name, field, def, shown, words, expect, help)                                                   \
+    {"GPULEDGER_" name, GL_CFG_ENUM, F(field), def, 0, 0, shown, words, expect, help}
+#define STRING(name, field, def, help) {"GPULEDGER_" name, GL_CFG_STRING, F(field), 0, 0, 0, def, NULL, NULL, help}
+
+const struct gl_config_var gl_config_vars[] = {
+    STRING("OUTPUT", output, "gpuledger-%p.db", "output pattern: %p pid, %h host, %r rank"),
+    UINT("STACK_DEPTH", stack_depth, 48, 0, 256, "native frames per stack"),
+    UINT("QUEUE_SLOTS", queue_slots, 16384, 64, 1UL << 24, "events the ring holds"),
+    UINT("FULL_WAIT_MS", full_wait_ms, 500, 0, 60000, "how long a thread waits for room in a full ring"),
+    UINT("COMMIT_MS", commit_ms, 50, 1, 100, "the longest time between commits"),
+    BOOL("SYMBOLIZE", symbolize, 1, "0: addresses and modules only, no function names"),
+    BOOL("DISABLE", disable, 0, "1: load but record nothing"),
+    ENUM("CUPTI", cupti, GL_CUPTI_AUTO, "auto", cupti_words, "auto/0/1/yes/no/on/off",
+         "CUPTI callbacks: auto, 1 always, 0 never"),
+    BOOL("CUPTI_ACTIVITY", cupti_activity, 0, "1: CUPTI records of module (static) memory"),
+    STRING("CUPTI_LIB", cupti_lib, NULL, "the libcupti to load when none is loaded"),
+    ENUM("PYTHON", python, GL_PYTHON_ON, "1", python_words, "0/1/mixed/only",
+         "Python frames: 1, mixed, only, 0"),
+    UINT("PYTHON_DEPTH", python_depth, 64, 1, 256, "Python frames per stack"),
+    BOOL("FREE_STACKS", free_stacks, 1, "0: frees and unmaps without a stack"),
+    ENUM("UNWIND", unwind, GL_UNWIND_FAST, "fast", unwind_words, "fast/nomemo/libunwind",
+         "native stack walking: fast, nomemo, libunwind"),
+    ENUM("CLOCK", clock_tsc, 1, "auto", clock_words, "auto/tsc/monotonic", "time stamps: auto (TSC), monotonic"),
+    BOOL("QUIET", quiet, 0, "1: no informational lines"),
+    STRING("MANIFEST", manifest, NULL, NULL),
+};
+const size_t gl_config_nvars = sizeof gl_config_vars / sizeof gl_config_vars[0];
 
 int gl_parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
 {
@@ -39,107 +83,73 @@ int gl_parse_bool(const char *s, int *out)
     return -1;
 }
 
-static void load_uint(const char *name, unsigned long lo, unsigned long hi, unsigned long *val,
-                      void (*warn)(const char *))
+static int parse_word(const struct gl_config_word *w, const char *s, int *out)
 {
-    const char *s = getenv(name);
-    if (!s)
-        return;
-    if (gl_parse_uint(s, lo, hi, val) != 0) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "%s='%s' is not a whole number in %lu..%lu; using %lu", name, s, lo, hi, *val);
-        warn(msg);
-    }
+    for (; w->word; w++)
+        if (!strcasecmp(s, w->word)) {
+            *out = w->value;
+            return 0;
+        }
+    return -1;
 }
 
-static void load_bool(const char *name, int *val, void (*warn)(const char *))
+/* Set v's field of c to value s (NULL: the default). 0, or -1 with the
+ * default kept and the warning in msg. */
+static int set(struct gl_config *c, const struct gl_config_var *v, const char *s, char *msg, size_t msgsz)
 {
-    const char *s = getenv(name);
-    if (!s)
-        return;
-    if (gl_parse_bool(s, val) != 0) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "%s='%s' is not 0/1/yes/no/true/false/on/off; using %d", name, s, *val);
-        warn(msg);
+    char *field = (char *)c + v->offset;
+    unsigned long u = v->def;
+    int i = (int)v->def;
+    switch (v->type) {
+    case GL_CFG_STRING:
+        *(const char **)(void *)field = s && *s ? s : v->shown;
+        return 0;
+    case GL_CFG_UINT:
+        *(unsigned *)(void *)field = (unsigned)v->def;
+        if (s && gl_parse_uint(s, v->lo, v->hi, &u) != 0) {
+            snprintf(msg, msgsz, "%s='%s' is not a whole number in %lu..%lu; using %lu", v->name, s, v->lo, v->hi,
+                     v->def);
+            return -1;
+        }
+        *(unsigned *)(void *)field = (unsigned)u;
+        return 0;
+    case GL_CFG_BOOL:
+        *(int *)(void *)field = i;
+        if (s && gl_parse_bool(s, &i) != 0) {
+            snprintf(msg, msgsz, "%s='%s' is not 0/1/yes/no/true/false/on/off; using %lu", v->name, s, v->def);
+            return -1;
+        }
+        *(int *)(void *)field = i;
+        return 0;
+    case GL_CFG_ENUM:
+        *(int *)(void *)field = i;
+        if (s && parse_word(v->words, s, &i) != 0) {
+            snprintf(msg, msgsz, "%s='%s' is not %s; using %s", v->name, s, v->expect, v->shown);
+            return -1;
+        }
+        *(int *)(void *)field = i;
+        return 0;
     }
+    return 0;
 }
 
 void gl_config_load(struct gl_config *c, void (*warn)(const char *msg))
 {
-    unsigned long depth = 48, pydepth = 64, slots = 16384, wait = 500, commit = 50;
-    int disable = 0;
     memset(c, 0, sizeof(*c));
-    c->symbolize = 1;
-    c->cupti = GL_CUPTI_AUTO;
-    c->python = 1;
-    c->free_stacks = 1;
-    c->clock_tsc = 1;
-    load_bool("GPULEDGER_DISABLE", &disable, warn);
-    c->enabled = !disable;
-    c->output = getenv("GPULEDGER_OUTPUT");
-    if (!c->output || !*c->output)
-        c->output = "gpuledger-%p.db";
-    load_uint("GPULEDGER_STACK_DEPTH", 0, 256, &depth, warn);
-    load_uint("GPULEDGER_QUEUE_SLOTS", 64, 1UL << 24, &slots, warn);
-    load_uint("GPULEDGER_FULL_WAIT_MS", 0, 60000, &wait, warn);
-    load_uint("GPULEDGER_COMMIT_MS", 1, 100, &commit, warn);
-    load_bool("GPULEDGER_SYMBOLIZE", &c->symbolize, warn);
-    load_bool("GPULEDGER_QUIET", &c->quiet, warn);
-    const char *cu = getenv("GPULEDGER_CUPTI");
-    if (cu && strcasecmp(cu, "auto") && gl_parse_bool(cu, &c->cupti) != 0) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "GPULEDGER_CUPTI='%s' is not auto/0/1/yes/no/on/off; using auto", cu);
-        warn(msg);
-        c->cupti = GL_CUPTI_AUTO;
+    for (size_t k = 0; k < gl_config_nvars; k++) {
+        char msg[512];
+        if (set(c, &gl_config_vars[k], getenv(gl_config_vars[k].name), msg, sizeof msg) != 0)
+            warn(msg);
     }
     const char *pre = getenv("LD_PRELOAD");
     c->preloaded = pre && strstr(pre, "libgpuledger") != NULL;
-    load_bool("GPULEDGER_CUPTI_ACTIVITY", &c->cupti_activity, warn);
-    c->cupti_lib = getenv("GPULEDGER_CUPTI_LIB");
-    if (c->cupti_lib && !*c->cupti_lib)
-        c->cupti_lib = NULL;
-    const char *py = getenv("GPULEDGER_PYTHON");
-    if (py && !strcasecmp(py, "mixed"))
-        c->python = 2;
-    else if (py && !strcasecmp(py, "only"))
-        c->python = 3;
-    else if (py && gl_parse_bool(py, &c->python) != 0) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "GPULEDGER_PYTHON='%s' is not 0/1/mixed/only; using 1", py);
-        warn(msg);
-        c->python = 1;
-    }
-    load_bool("GPULEDGER_FREE_STACKS", &c->free_stacks, warn);
-    c->fast_unwind = 1;
-    const char *uw = getenv("GPULEDGER_UNWIND");
-    if (uw && *uw && strcasecmp(uw, "fast")) {
-        if (!strcasecmp(uw, "libunwind")) {
-            c->fast_unwind = 0;
-        } else if (!strcasecmp(uw, "nomemo")) {
-            c->fast_unwind = 2;
-        } else {
-            char msg[256];
-            snprintf(msg, sizeof msg, "GPULEDGER_UNWIND='%s' is not fast/nomemo/libunwind; using fast", uw);
-            warn(msg);
-        }
-    }
-    const char *ck = getenv("GPULEDGER_CLOCK");
-    if (ck && *ck && strcasecmp(ck, "auto") && strcasecmp(ck, "tsc")) {
-        if (!strcasecmp(ck, "monotonic")) {
-            c->clock_tsc = 0;
-        } else {
-            char msg[256];
-            snprintf(msg, sizeof msg, "GPULEDGER_CLOCK='%s' is not auto/tsc/monotonic; using auto", ck);
-            warn(msg);
-        }
-    }
-    load_uint("GPULEDGER_PYTHON_DEPTH", 1, 256, &pydepth, warn);
-    c->python_depth = (unsigned)pydepth;
-    c->stack_depth = (unsigned)depth;
-    c->queue_slots = slots;
-    c->full_wait_ms = (unsigned)wait;
-    c->commit_ms = (unsigned)commit;
-    c->manifest = getenv("GPULEDGER_MANIFEST");
-    if (c->manifest && !*c->manifest)
-        c->manifest = NULL;
+}
+
+void gl_config_meta(const struct gl_config *c, gl_meta_put put, void *ctx)
+{
+    char num[32];
+    snprintf(num, sizeof num, "%u", c->full_wait_ms);
+    put(ctx, "full_wait_ms", num);
+    snprintf(num, sizeof num, "%u", c->commit_ms);
+    put(ctx, "commit_ms", num);
 }

@@ -1,36 +1,69 @@
-/* config.h — the GPULEDGER_* environment variables, read once at start-up.
+/* config.h — the GPULEDGER_* environment variables, read once at start-up
+ * from one table (config.c: name, type, bounds, default, field, help; the
+ * README's variable table is checked against it by tests/unit/test_config.c).
  * A bad value never stops the host job: it is reported on stderr (one line)
- * and the default is used. The table in README.md lists every variable. */
+ * and the default is used. */
 #ifndef GL_CONFIG_H
 #define GL_CONFIG_H
 
 #include <stddef.h>
 
+#include "meta.h"
+
 enum { GL_CUPTI_OFF = 0, GL_CUPTI_ON = 1, GL_CUPTI_AUTO = 2 };
+enum { GL_PYTHON_OFF = 0, GL_PYTHON_ON = 1, GL_PYTHON_MIXED = 2, GL_PYTHON_ONLY = 3 };
+enum { GL_UNWIND_LIBUNWIND = 0, GL_UNWIND_FAST = 1, GL_UNWIND_NOMEMO = 2 };
 
 struct gl_config {
-    int enabled;          /* GPULEDGER_DISABLE=1 turns everything off */
-    const char *output;   /* GPULEDGER_OUTPUT pattern, default gpuledger-%p.db */
-    unsigned stack_depth; /* GPULEDGER_STACK_DEPTH, 0..256, default 48 */
-    size_t queue_slots;   /* GPULEDGER_QUEUE_SLOTS, default 16384 */
-    unsigned full_wait_ms;/* GPULEDGER_FULL_WAIT_MS: producer wait on a full queue, default 500 */
-    unsigned commit_ms;   /* GPULEDGER_COMMIT_MS, 1..100, default 50 */
-    int symbolize;        /* GPULEDGER_SYMBOLIZE, default 1 */
-    int quiet;            /* GPULEDGER_QUIET=1: no informational lines */
-    int cupti;            /* GPULEDGER_CUPTI: GL_CUPTI_AUTO (default), _OFF, _ON */
-    int preloaded;        /* loaded through LD_PRELOAD (our symbol hooks are live) */
-    int cupti_activity;   /* GPULEDGER_CUPTI_ACTIVITY: MEMORY2 records (module memory), default 0 */
-    const char *cupti_lib;/* GPULEDGER_CUPTI_LIB: libcupti to load if none is loaded */
-    int python;           /* GPULEDGER_PYTHON: 0 off, 1 (default) Python frames, 2 "mixed", 3 "only" */
-    int free_stacks;      /* GPULEDGER_FREE_STACKS, default 1: stacks on frees/unmaps too */
-    unsigned python_depth;/* GPULEDGER_PYTHON_DEPTH, 1..256, default 64 */
-    int fast_unwind;      /* GPULEDGER_UNWIND: fast (1, default: unwind.c), nomemo (2: without its memo), libunwind (0) */
-    const char *manifest; /* GPULEDGER_MANIFEST: file the launcher reads back */
-    int clock_tsc;        /* GPULEDGER_CLOCK: auto (1, default: the TSC where it is invariant), monotonic (0) */
+    int disable;           /* GPULEDGER_DISABLE=1 turns everything off */
+    const char *output;    /* GPULEDGER_OUTPUT pattern */
+    unsigned stack_depth;  /* GPULEDGER_STACK_DEPTH: native frames per stack */
+    unsigned queue_slots;  /* GPULEDGER_QUEUE_SLOTS: ring size */
+    unsigned full_wait_ms; /* GPULEDGER_FULL_WAIT_MS: producer wait on a full ring */
+    unsigned commit_ms;    /* GPULEDGER_COMMIT_MS: longest time between commits */
+    int symbolize;         /* GPULEDGER_SYMBOLIZE */
+    int quiet;             /* GPULEDGER_QUIET: no informational lines */
+    int cupti;             /* GPULEDGER_CUPTI: GL_CUPTI_* */
+    int cupti_activity;    /* GPULEDGER_CUPTI_ACTIVITY: MEMORY2 records (module memory) */
+    const char *cupti_lib; /* GPULEDGER_CUPTI_LIB: libcupti to load if none is loaded */
+    int python;            /* GPULEDGER_PYTHON: GL_PYTHON_* */
+    unsigned python_depth; /* GPULEDGER_PYTHON_DEPTH: Python frames per stack */
+    int free_stacks;       /* GPULEDGER_FREE_STACKS: stacks on frees/unmaps too */
+    int unwind;            /* GPULEDGER_UNWIND: GL_UNWIND_* */
+    int clock_tsc;         /* GPULEDGER_CLOCK: 1 auto (the TSC where invariant), 0 monotonic */
+    const char *manifest;  /* GPULEDGER_MANIFEST: file the launcher reads back */
+    int preloaded;         /* not a variable: loaded through LD_PRELOAD (our symbol hooks are live) */
 };
 
-/* Parse from getenv. warn(msg) is called once per bad value. */
+enum gl_config_type { GL_CFG_BOOL, GL_CFG_UINT, GL_CFG_ENUM, GL_CFG_STRING };
+
+struct gl_config_word {
+    const char *word; /* matched without regard to case */
+    int value;
+};
+
+/* One variable. */
+struct gl_config_var {
+    const char *name;                   /* GPULEDGER_... */
+    enum gl_config_type type;
+    size_t offset;                      /* of its field in struct gl_config */
+    unsigned long def, lo, hi;          /* BOOL, UINT, ENUM: default value; UINT: bounds */
+    const char *shown;                  /* the default as the README shows it; STRING: the default */
+    const struct gl_config_word *words; /* ENUM: the words it takes ({NULL} ends) */
+    const char *expect;                 /* ENUM: the words as a bad value's warning lists them */
+    const char *help;                   /* one line; NULL: internal (set by the launcher) */
+};
+
+extern const struct gl_config_var gl_config_vars[];
+extern const size_t gl_config_nvars;
+
+/* Defaults, then every variable from getenv. warn(msg) is called once per
+ * bad value. */
 void gl_config_load(struct gl_config *c, void (*warn)(const char *msg));
+
+/* meta full_wait_ms and commit_ms: the settings that shape what a run
+ * loses or when it commits. */
+void gl_config_meta(const struct gl_config *c, gl_meta_put put, void *ctx);
 
 /* Parsing helpers, exposed for the unit tests. Return 0 on success. */
 int gl_parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out);

@@ -23,33 +23,6 @@
 #include "state.h"
 #include "unwind.h"
 
-struct gl_state gl_st = {.exit_code = -1, .fork_lock = PTHREAD_MUTEX_INITIALIZER};
-
-void gl_thread_reset(int depth);
-
-void gl_warn(const char *fmt, ...)
-{
-    char buf[1024];
-    int n = snprintf(buf, sizeof buf, "gpuledger: ");
-    va_list ap;
-    va_start(ap, fmt);
-    int m = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
-    va_end(ap);
-    size_t len = (size_t)n + (m > 0 ? (size_t)m : 0);
-    if (len > sizeof buf - 2)
-        len = sizeof buf - 2;
-    buf[len++] = '\n';
-    int saved = errno;
-    if (gl_fd_private()) { /* the writer: its fd 2 is not the program's stderr */
-        gl_relay_put(buf, len);
-        errno = saved;
-        return;
-    }
-    if (write(STDERR_FILENO, buf, len) < 0)
-        errno = saved;
-    errno = saved;
-}
-
 static void warn_config(const char *msg)
 {
     gl_warn("%s", msg);
@@ -106,7 +79,7 @@ static void fork_prepare(void)
      * the loader's lock) while the process forks */
     gl_unwind_fork_prepare();
     /* wait for the writer to leave SQLite/the loader (a batch, milliseconds) */
-    if (atomic_load(&gl_st.writer_state) == 1) {
+    if (atomic_load(&gl_st.writer_state) == GL_WRITER_RUNNING) {
         atomic_store(&gl_st.fork_pending, 1);
         pthread_mutex_lock(&gl_st.fork_lock);
         atomic_store(&gl_st.fork_pending, 0);
@@ -136,7 +109,7 @@ static void fork_child(void)
     if (atomic_load(&gl_st.phase) != GL_PHASE_RECORDING)
         return;
     gl_queue_reset(&gl_st.queue);
-    atomic_store(&gl_st.writer_state, 0);
+    atomic_store(&gl_st.writer_state, GL_WRITER_NONE);
     atomic_store(&gl_st.stop, 0);
     atomic_store(&gl_st.flush_req, 0);
     atomic_store(&gl_st.flush_done, 0);
@@ -155,13 +128,13 @@ static void init_once_fn(void)
     gl_st.pid = getpid();
     gl_config_load(&gl_st.cfg, warn_config);
     gl_real_init();
-    if (!gl_st.cfg.enabled) {
+    if (gl_st.cfg.disable) {
         atomic_store(&gl_st.phase, GL_PHASE_DISABLED);
         return;
     }
     gl_clock_init(gl_st.cfg.clock_tsc);
     gl_stack_init();
-    gl_stack_use_fast(gl_st.cfg.fast_unwind);
+    gl_stack_use_fast(gl_st.cfg.unwind);
     /* a Python process: room in each slot for its frames too */
     unsigned py_room = 0;
     if (gl_st.cfg.python && gl_st.cfg.stack_depth && gl_py_probe(gl_st.cfg.python_depth))
@@ -192,12 +165,12 @@ __attribute__((constructor)) static void gl_constructor(void)
 
 int gl_flush_sync(unsigned timeout_ms)
 {
-    if (atomic_load(&gl_st.writer_state) != 1)
+    if (atomic_load(&gl_st.writer_state) != GL_WRITER_RUNNING)
         return 0;
     uint64_t req = atomic_fetch_add(&gl_st.flush_req, 1) + 1;
     struct timespec nap = {0, 200000};
     for (unsigned waited = 0; waited < timeout_ms * 5; waited++) {
-        if (atomic_load(&gl_st.flush_done) >= req || atomic_load(&gl_st.writer_state) != 1) {
+        if (atomic_load(&gl_st.flush_done) >= req || atomic_load(&gl_st.writer_state) != GL_WRITER_RUNNING) {
             gl_relay_flush();
             return 0;
         }
@@ -216,12 +189,12 @@ static void gl_finish(unsigned timeout_ms, int join)
         return;
     int saved = errno;
     atomic_store(&gl_st.phase, GL_PHASE_STOPPED);
-    if (atomic_load(&gl_st.writer_state) == 1) {
+    if (atomic_load(&gl_st.writer_state) == GL_WRITER_RUNNING) {
         atomic_store(&gl_st.stop, 1);
         struct timespec nap = {0, 1000000};
-        for (unsigned i = 0; i < timeout_ms && atomic_load(&gl_st.writer_state) == 1; i++)
+        for (unsigned i = 0; i < timeout_ms && atomic_load(&gl_st.writer_state) == GL_WRITER_RUNNING; i++)
             nanosleep(&nap, NULL);
-        if (atomic_load(&gl_st.writer_state) != 2)
+        if (atomic_load(&gl_st.writer_state) != GL_WRITER_DONE)
             gl_warn("the writer did not finish within %u ms; %s may lack the last events", timeout_ms,
                     gl_st.db_path);
         else if (join)

@@ -274,17 +274,13 @@ int gl_pycode_init(int (*addr2line)(void *code, int addr))
     return 0;
 }
 
-int gl_py_describe(uint64_t ip, const char **file, const char **func, int *line)
+int gl_pycode_names(uint32_t id, const char **file, const char **func)
 {
-    if (!(ip & GL_PYFRAME_BIT) || !gl_py_ready())
-        return -1;
-    uint32_t id = (uint32_t)((ip >> 32) & 0x3FFFFFFF);
     if (id >= CODE_MAX)
         return -1;
     const struct code_ent *e = &ents[id];
     *file = id ? arena + e->file_off : "?";
     *func = id ? arena + e->name_off : "?";
-    *line = (int)(uint32_t)ip;
     return 0;
 }
 

@@ -15,6 +15,7 @@
 #include "real.h"
 #include "recorder.h"
 #include "stack.h"
+#include "state.h"
 
 /* ---- per-version layout ------------------------------------------------
  * Offsets on 64-bit release builds, as printed by tests/pyoffsets.c from
@@ -371,9 +372,25 @@ int gl_py_ready(void)
     return atomic_load_explicit(&ready, memory_order_acquire);
 }
 
+int gl_py_describe(uint64_t ip, const char **file, const char **func, int *line)
+{
+    if (!(ip & GL_PYFRAME_BIT) || !gl_py_ready())
+        return -1;
+    if (gl_pycode_names((uint32_t)((ip >> 32) & 0x3FFFFFFF), file, func) != 0)
+        return -1;
+    *line = (int)(uint32_t)ip;
+    return 0;
+}
+
 const char *gl_py_version(void)
 {
     return gl_py_ready() ? version : NULL;
+}
+
+void gl_py_meta(gl_meta_put put, void *ctx)
+{
+    if (gl_py_ready())
+        put(ctx, "python_version", version);
 }
 
 void gl_py_after_fork(void)

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "gl_event.h" /* GL_PYFRAME_BIT */
+#include "meta.h"
 
 #define GL_PY_MAX_DEPTH 256
 
@@ -27,6 +28,8 @@ int gl_py_probe(unsigned max_depth);
 int gl_py_ready(void);
 /* "3.12" etc. once found, or NULL. */
 const char *gl_py_version(void);
+/* meta python_version, once a CPython was found. */
+void gl_py_meta(gl_meta_put put, void *ctx);
 
 /* Merge the calling thread's Python frames into the native stack
  * ips[0 .. n) (innermost first, capacity cap): each native frame of the

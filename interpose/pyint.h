@@ -53,5 +53,8 @@ int gl_pycode_init(int (*addr2line)(void *code, int addr));
  * offset addr: GL_PYFRAME_BIT | code id << 32 | line. */
 uintptr_t gl_pycode_frame(uintptr_t code, int64_t addr);
 void gl_pycode_after_fork(void);
+/* The file and qualified name of code id (from a Python pseudo-frame);
+ * -1 for an id out of range. */
+int gl_pycode_names(uint32_t id, const char **file, const char **func);
 
 #endif

@@ -1,6 +1,8 @@
 /* queue.c — the bounded lock-free MPSC ring described in queue.h. */
 #include "queue.h"
 
+#include <stdio.h>
+
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -20,12 +22,12 @@ static struct gl_event *slot_event(struct slot_head *s)
     return (struct gl_event *)(void *)(s + 1);
 }
 
-int gl_queue_init(struct gl_queue *q, size_t capacity, uint32_t max_depth)
+int gl_queue_init(struct gl_queue *q, size_t capacity, uint32_t slot_words)
 {
     size_t cap = 2;
     while (cap < capacity)
         cap <<= 1;
-    size_t sz = sizeof(struct slot_head) + sizeof(struct gl_event) + (size_t)max_depth * sizeof(uintptr_t);
+    size_t sz = sizeof(struct slot_head) + sizeof(struct gl_event) + (size_t)slot_words * sizeof(uintptr_t);
     sz = (sz + 63) & ~(size_t)63;
     memset(q, 0, sizeof(*q));
     /* mmap, not malloc: pages are touched only as the ring is used, and the
@@ -36,7 +38,7 @@ int gl_queue_init(struct gl_queue *q, size_t capacity, uint32_t max_depth)
     q->slots = mem;
     q->slot_size = sz;
     q->mask = cap - 1;
-    q->max_depth = max_depth;
+    q->slot_words = slot_words;
     gl_queue_reset(q);
     return 0;
 }
@@ -150,4 +152,11 @@ uint64_t gl_queue_backlog(struct gl_queue *q)
 {
     return atomic_load_explicit(&q->head, memory_order_relaxed) -
            atomic_load_explicit(&q->tail, memory_order_relaxed);
+}
+
+void gl_queue_meta(const struct gl_queue *q, gl_meta_put put, void *ctx)
+{
+    char num[32];
+    snprintf(num, sizeof num, "%zu", (size_t)(q->mask + 1));
+    put(ctx, "queue_slots", num);
 }

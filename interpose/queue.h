@@ -17,12 +17,13 @@
 #include <stdatomic.h>
 
 #include "gl_event.h"
+#include "meta.h"
 
 struct gl_queue {
     unsigned char *slots; /* capacity * slot_size bytes */
     size_t slot_size;
     uint64_t mask;        /* capacity - 1 */
-    uint32_t max_depth;   /* ips[] capacity of each slot */
+    uint32_t slot_words;  /* ips[] capacity of each slot, in words */
     _Atomic uint32_t gen; /* bumped by gl_queue_reset: producers' cached tails are void */
     _Alignas(64) _Atomic uint64_t head; /* next position to claim */
     _Alignas(64) _Atomic uint64_t tail; /* next position to consume (written by the consumer only) */
@@ -30,7 +31,7 @@ struct gl_queue {
 };
 
 /* capacity is rounded up to a power of two (at least 2). Returns 0 or -1. */
-int gl_queue_init(struct gl_queue *q, size_t capacity, uint32_t max_depth);
+int gl_queue_init(struct gl_queue *q, size_t capacity, uint32_t slot_words);
 void gl_queue_destroy(struct gl_queue *q);
 /* Forget everything in flight (used in a fork child, single-threaded). */
 void gl_queue_reset(struct gl_queue *q);
@@ -54,5 +55,7 @@ struct gl_event *gl_queue_peek(struct gl_queue *q);
 void gl_queue_release(struct gl_queue *q);
 /* Claimed-but-not-consumed slots (approximate, for stats). */
 uint64_t gl_queue_backlog(struct gl_queue *q);
+/* meta queue_slots: the ring's size. */
+void gl_queue_meta(const struct gl_queue *q, gl_meta_put put, void *ctx);
 
 #endif

@@ -76,7 +76,7 @@ static struct gl_event *claim_slot(uint64_t *pos)
     /* Full. Wait (bounded) for the writer, unless it was already found stuck
      * or is gone; then give up and count the event as dropped. */
     if (!atomic_load_explicit(&gl_st.congested, memory_order_relaxed) &&
-        atomic_load_explicit(&gl_st.writer_state, memory_order_acquire) == 1) {
+        atomic_load_explicit(&gl_st.writer_state, memory_order_acquire) == GL_WRITER_RUNNING) {
         uint64_t deadline = gl_now_ns() + (uint64_t)gl_st.cfg.full_wait_ms * 1000000ULL;
         /* back off from 20 us to 1 ms: many waiting threads must not take
          * the CPU the writer needs to make room */
@@ -102,7 +102,7 @@ static inline __attribute__((always_inline)) void gl_claim_depth(struct gl_claim
 {
     cl->ev = NULL;
     int saved = errno;
-    if (atomic_load_explicit(&gl_st.writer_state, memory_order_acquire) == 0 && gl_writer_start() != 0) {
+    if (atomic_load_explicit(&gl_st.writer_state, memory_order_acquire) == GL_WRITER_NONE && gl_writer_start() != 0) {
         errno = saved;
         return;
     }
@@ -113,7 +113,7 @@ static inline __attribute__((always_inline)) void gl_claim_depth(struct gl_claim
     }
     if (!tls_tid)
         tls_tid = (int)syscall(SYS_gettid);
-    ev->ts_ns = gl_stamp(); /* the writer makes it nanoseconds */
+    ev->stamp = gl_stamp(); /* the writer makes it ts_ns */
     ev->addr = c->addr;
     ev->size = c->size;
     ev->stream = c->stream;
@@ -134,7 +134,7 @@ static inline __attribute__((always_inline)) void gl_claim_depth(struct gl_claim
     ev->reserved = 0;
     int truncated;
     unsigned n = depth && gl_st.cfg.python
-                     ? gl_py_stack(ev->ips, depth, gl_st.queue.max_depth, gl_st.cfg.python, &truncated)
+                     ? gl_py_stack(ev->ips, depth, gl_st.queue.slot_words, gl_st.cfg.python, &truncated)
                      : gl_stack_capture(ev->ips, depth, &truncated);
     ev->depth = (uint16_t)n;
     if (truncated) {
@@ -163,8 +163,8 @@ void gl_claim_label(struct gl_claim *cl, const struct gl_call *c, const char *la
     gl_claim_depth(cl, c, 0);
     if (!cl->ev)
         return;
-    /* the label travels where the stack would: (max_depth + slack) words */
-    size_t cap = (size_t)gl_st.queue.max_depth * sizeof(uintptr_t);
+    /* the label travels where the stack would: slot_words words */
+    size_t cap = (size_t)gl_st.queue.slot_words * sizeof(uintptr_t);
     size_t n = strnlen(label, cap ? cap - 1 : 0);
     memcpy(cl->ev->ips, label, n);
     ((char *)cl->ev->ips)[n] = 0;
@@ -209,7 +209,7 @@ void gl_record_state(const struct gl_call *c, uint64_t stamp)
      * snapshot skipped on a full ring is not counted as a dropped event
      * (the next one supersedes it). */
     uint64_t pos;
-    if (atomic_load_explicit(&gl_st.writer_state, memory_order_acquire) != 1)
+    if (atomic_load_explicit(&gl_st.writer_state, memory_order_acquire) != GL_WRITER_RUNNING)
         return;
     struct gl_event *ev = gl_queue_try_claim(&gl_st.queue, &pos);
     if (!ev)
@@ -217,7 +217,7 @@ void gl_record_state(const struct gl_call *c, uint64_t stamp)
     if (!tls_tid)
         tls_tid = (int)syscall(SYS_gettid);
     memset(ev, 0, sizeof *ev);
-    ev->ts_ns = stamp;
+    ev->stamp = stamp;
     ev->tid = tls_tid;
     ev->device = c->device;
     ev->api = (uint16_t)c->api;
@@ -234,7 +234,7 @@ uint64_t gl_record(const struct gl_call *c)
 {
     struct gl_claim cl;
     claim_inline(&cl, c);
-    uint64_t ts = cl.ev ? cl.ev->ts_ns : 0;
+    uint64_t ts = cl.ev ? cl.ev->stamp : 0;
     gl_publish(&cl, c->result);
     return ts;
 }

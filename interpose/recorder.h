@@ -56,6 +56,10 @@ void gl_set_outer_api(int api);
 void gl_record_state(const struct gl_call *c, uint64_t stamp);
 /* Nesting depth of wrapped calls on this thread (0: not inside one). */
 int gl_wrap_depth(void);
+/* This thread's recorder state afresh, at nesting depth `depth` (1: nothing
+ * it does is recorded): in a fork child (the only thread there) and on the
+ * writer thread. */
+void gl_thread_reset(int depth);
 void gl_claim(struct gl_claim *cl, const struct gl_call *c);
 /* Claim for an annotation: the label is carried instead of a stack. */
 void gl_claim_label(struct gl_claim *cl, const struct gl_call *c, const char *label);
@@ -69,7 +73,6 @@ void gl_init(void);
 int gl_flush_sync(unsigned timeout_ms);
 /* Stop recording, write the final run row, close the database. */
 void gl_shutdown(void);
-void gl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 uint64_t gl_now_ns(void);
 
 #endif

@@ -1,5 +1,6 @@
-/* state.h — process-wide recorder state shared by recorder.c, writer.c and
- * lifecycle.c (not for wrappers). */
+/* state.h — process-wide recorder state (state.c) shared by recorder.c,
+ * writer.c, lifecycle.c, the samplers and CUPTI (not for wrappers), and
+ * gl_warn. */
 #ifndef GL_STATE_H
 #define GL_STATE_H
 
@@ -17,11 +18,17 @@ enum gl_phase {
     GL_PHASE_STOPPED = 3,   /* shut down at exit */
 };
 
+enum gl_writer_state {
+    GL_WRITER_NONE = 0,    /* not started (yet, or again in a fork child) */
+    GL_WRITER_RUNNING = 1, /* starting or running */
+    GL_WRITER_DONE = 2,    /* finished, or could not start */
+};
+
 struct gl_state {
     struct gl_config cfg;
     struct gl_queue queue;
     _Atomic int phase;
-    _Atomic int writer_state;   /* 0 none, 1 starting/running, 2 finished */
+    _Atomic int writer_state;   /* enum gl_writer_state */
     _Atomic int stop;           /* writer: finish and close */
     _Atomic uint64_t flush_req, flush_done;
     _Atomic uint64_t truncated; /* events whose stack was cut at the depth limit */
@@ -42,6 +49,9 @@ struct gl_state {
 };
 
 extern struct gl_state gl_st;
+
+/* One line "gpuledger: ..." on stderr, errno untouched. */
+void gl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* writer.c */
 int gl_writer_start(void);

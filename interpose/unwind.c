@@ -3,9 +3,11 @@
  * under a lock), the lock-free rule cache, and the walk itself. */
 #include "unwind.h"
 
+#include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -843,4 +845,37 @@ __attribute__((noinline, no_sanitize("address", "thread"))) int gl_unwind_fast(u
     }
     count_walk(0);
     return n;
+}
+
+/* How the stacks were walked (meta unwind_*): what to look at when stacks
+ * cost more than they should. */
+void gl_unwind_meta(gl_meta_put put, void *ctx)
+{
+    struct gl_unwind_totals t;
+    gl_unwind_totals(&t);
+    char num[256];
+    snprintf(num, sizeof num, "%llu", (unsigned long long)t.walks);
+    put(ctx, "unwind_walks", num);
+    snprintf(num, sizeof num, "%llu", (unsigned long long)t.memo_hits);
+    put(ctx, "unwind_memo_hits", num);
+    snprintf(num, sizeof num, "%llu", (unsigned long long)t.fallbacks);
+    put(ctx, "unwind_libunwind", num);
+    if (t.fallbacks) {
+        snprintf(num, sizeof num, "not on the thread's stack: %llu, no usable unwind rule: %llu, a load out of bounds: %llu",
+                 (unsigned long long)t.by_reason[GL_GIVEUP_STACK], (unsigned long long)t.by_reason[GL_GIVEUP_RULE],
+                 (unsigned long long)t.by_reason[GL_GIVEUP_BOUNDS]);
+        put(ctx, "unwind_libunwind_why", num);
+    }
+    if (t.first_giveup_pc) {
+        static const char *why[] = {"?", "not on the thread's stack", "no usable unwind rule", "a load out of bounds"};
+        Dl_info di;
+        int r = t.first_giveup_reason >= 1 && t.first_giveup_reason <= 3 ? t.first_giveup_reason : 0;
+        if (dladdr((void *)t.first_giveup_pc, &di) && di.dli_fname)
+            snprintf(num, sizeof num, "%s at %s+0x%llx (%s)", why[r], di.dli_fname,
+                     (unsigned long long)(t.first_giveup_pc - (uintptr_t)di.dli_fbase),
+                     di.dli_sname ? di.dli_sname : "?");
+        else
+            snprintf(num, sizeof num, "%s at 0x%llx", why[r], (unsigned long long)t.first_giveup_pc);
+        put(ctx, "unwind_first_giveup", num);
+    }
 }

@@ -16,6 +16,8 @@
 
 #include <stdint.h>
 
+#include "meta.h"
+
 /* Return addresses of the calling thread, from gl_unwind_fast's caller
  * outwards, into ips[0 .. max). Returns how many, or -1 when the fast walk
  * cannot follow this stack (then nothing in ips is meaningful). */
@@ -47,6 +49,10 @@ struct gl_unwind_totals {
     uint64_t by_reason[4];     /* fallbacks per GL_GIVEUP_* */
 };
 void gl_unwind_totals(struct gl_unwind_totals *t);
+/* The totals as meta keys (unwind_walks, unwind_memo_hits, unwind_libunwind,
+ * and where stacks fell back to libunwind: unwind_libunwind_why,
+ * unwind_first_giveup). */
+void gl_unwind_meta(gl_meta_put put, void *ctx);
 
 /* 0: no memo (GPULEDGER_UNWIND=nomemo, for measuring it). */
 void gl_unwind_use_memo(int on);

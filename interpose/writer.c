@@ -2,7 +2,6 @@
  * drains the queue into the store, commits at least every commit_ms (and
  * whenever the queue runs dry), answers flush requests, and writes the
  * final run row at shutdown. The only thread that touches SQLite. */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -26,8 +25,6 @@
 #ifndef GL_VERSION
 #define GL_VERSION "0.0.0"
 #endif
-
-void gl_thread_reset(int depth);
 
 static void read_cmdline(char *buf, size_t sz)
 {
@@ -60,6 +57,11 @@ static void append_manifest(const char *path)
         (void)w; /* best effort: the launcher then just lists fewer files */
     }
     close(fd);
+}
+
+static void put_meta(void *store, const char *key, const char *value)
+{
+    gl_store_meta(store, key, value);
 }
 
 static struct gl_store *open_store(void)
@@ -111,20 +113,11 @@ static struct gl_store *open_store(void)
     char num[64];
     snprintf(num, sizeof num, "%llu", (unsigned long long)(unix_ns - mono));
     gl_store_meta(s, "monotonic_to_unix_ns", num);
-    snprintf(num, sizeof num, "%zu", (size_t)(gl_st.queue.mask + 1));
-    gl_store_meta(s, "queue_slots", num);
-    snprintf(num, sizeof num, "%u", gl_st.cfg.full_wait_ms);
-    gl_store_meta(s, "full_wait_ms", num);
-    snprintf(num, sizeof num, "%u", gl_st.cfg.commit_ms);
-    gl_store_meta(s, "commit_ms", num);
-    gl_store_meta(s, "clock", gl_clock_name());
-    if (gl_clock_tsc) {
-        snprintf(num, sizeof num, "%.9f", gl_clock_ns_per_tick());
-        gl_store_meta(s, "tsc_ns_per_tick", num);
-    }
+    gl_queue_meta(&gl_st.queue, put_meta, s);
+    gl_config_meta(&gl_st.cfg, put_meta, s);
+    gl_clock_meta(put_meta, s);
     gl_store_set_python(s, gl_py_describe);
-    if (gl_py_version())
-        gl_store_meta(s, "python_version", gl_py_version());
+    gl_py_meta(put_meta, s);
     snprintf(gl_st.db_path, sizeof gl_st.db_path, "%s", abspath);
     append_manifest(abspath);
     return s;
@@ -134,39 +127,6 @@ static void counters(struct gl_run_counters *c)
 {
     c->dropped_events = atomic_load(&gl_st.queue.dropped);
     c->truncated_stacks = atomic_load(&gl_st.truncated);
-}
-
-/* How the stacks were walked (meta unwind_*): what to look at when stacks
- * cost more than they should. */
-static void unwind_meta(struct gl_store *s)
-{
-    struct gl_unwind_totals t;
-    gl_unwind_totals(&t);
-    char num[256];
-    snprintf(num, sizeof num, "%llu", (unsigned long long)t.walks);
-    gl_store_meta(s, "unwind_walks", num);
-    snprintf(num, sizeof num, "%llu", (unsigned long long)t.memo_hits);
-    gl_store_meta(s, "unwind_memo_hits", num);
-    snprintf(num, sizeof num, "%llu", (unsigned long long)t.fallbacks);
-    gl_store_meta(s, "unwind_libunwind", num);
-    if (t.fallbacks) {
-        snprintf(num, sizeof num, "not on the thread's stack: %llu, no usable unwind rule: %llu, a load out of bounds: %llu",
-                 (unsigned long long)t.by_reason[GL_GIVEUP_STACK], (unsigned long long)t.by_reason[GL_GIVEUP_RULE],
-                 (unsigned long long)t.by_reason[GL_GIVEUP_BOUNDS]);
-        gl_store_meta(s, "unwind_libunwind_why", num);
-    }
-    if (t.first_giveup_pc) {
-        static const char *why[] = {"?", "not on the thread's stack", "no usable unwind rule", "a load out of bounds"};
-        Dl_info di;
-        int r = t.first_giveup_reason >= 1 && t.first_giveup_reason <= 3 ? t.first_giveup_reason : 0;
-        if (dladdr((void *)t.first_giveup_pc, &di) && di.dli_fname)
-            snprintf(num, sizeof num, "%s at %s+0x%llx (%s)", why[r], di.dli_fname,
-                     (unsigned long long)(t.first_giveup_pc - (uintptr_t)di.dli_fbase),
-                     di.dli_sname ? di.dli_sname : "?");
-        else
-            snprintf(num, sizeof num, "%s at 0x%llx", why[r], (unsigned long long)t.first_giveup_pc);
-        gl_store_meta(s, "unwind_first_giveup", num);
-    }
 }
 
 /* The store failed (disk full, I/O error): say so once, stop recording. */
@@ -195,7 +155,7 @@ static void *writer_main(void *arg)
                 "later and, in a container, a seccomp profile from 2021 or later)",
                 why);
         atomic_store(&gl_st.phase, GL_PHASE_DISABLED);
-        atomic_store(&gl_st.writer_state, 2);
+        atomic_store(&gl_st.writer_state, GL_WRITER_DONE);
         return NULL;
     }
     pthread_mutex_lock(&gl_st.fork_lock);
@@ -203,7 +163,7 @@ static void *writer_main(void *arg)
     pthread_mutex_unlock(&gl_st.fork_lock);
     if (!s) {
         atomic_store(&gl_st.phase, GL_PHASE_DISABLED);
-        atomic_store(&gl_st.writer_state, 2);
+        atomic_store(&gl_st.writer_state, GL_WRITER_DONE);
         return NULL;
     }
     int ok = 1, dirty = 0;
@@ -222,7 +182,7 @@ static void *writer_main(void *arg)
             if (ev->flags & GL_EVF_TS_NS)
                 ev->flags &= ~GL_EVF_TS_NS;
             else
-                ev->ts_ns = gl_stamp_to_ns(ev->ts_ns);
+                ev->ts_ns = gl_stamp_to_ns(ev->stamp);
             if (ok && gl_store_add(s, ev) != 0) {
                 ok = 0;
                 store_failed(s);
@@ -263,7 +223,7 @@ static void *writer_main(void *arg)
             last_probe = now;
             pthread_mutex_lock(&gl_st.fork_lock);
             if (gl_py_probe(gl_st.cfg.python_depth) && ok)
-                gl_store_meta(s, "python_version", gl_py_version());
+                gl_py_meta(put_meta, s);
             pthread_mutex_unlock(&gl_st.fork_lock);
         }
     }
@@ -271,7 +231,7 @@ static void *writer_main(void *arg)
     if (ok) {
         struct gl_run_counters c;
         counters(&c);
-        unwind_meta(s);
+        gl_unwind_meta(put_meta, s);
         if (gl_store_finish(s, &c, gl_now_ns(), atomic_load(&gl_st.exit_code), atomic_load(&gl_st.exit_signal)))
             store_failed(s);
     }
@@ -280,20 +240,20 @@ static void *writer_main(void *arg)
                 (unsigned long long)gl_store_event_count(s), (unsigned long long)gl_store_peak_bytes(s));
     gl_store_close(s);
     pthread_mutex_unlock(&gl_st.fork_lock);
-    atomic_store(&gl_st.writer_state, 2);
+    atomic_store(&gl_st.writer_state, GL_WRITER_DONE);
     return NULL;
 }
 
 int gl_writer_start(void)
 {
-    int expect = 0;
-    if (!atomic_compare_exchange_strong(&gl_st.writer_state, &expect, 1))
-        return atomic_load(&gl_st.writer_state) == 1 ? 0 : -1;
+    int expect = GL_WRITER_NONE;
+    if (!atomic_compare_exchange_strong(&gl_st.writer_state, &expect, GL_WRITER_RUNNING))
+        return atomic_load(&gl_st.writer_state) == GL_WRITER_RUNNING ? 0 : -1;
     int rc = pthread_create(&gl_st.writer, NULL, writer_main, NULL);
     if (rc != 0) {
         gl_warn("cannot start the writer thread (%s); the program runs on unprofiled", strerror(rc));
         atomic_store(&gl_st.phase, GL_PHASE_DISABLED);
-        atomic_store(&gl_st.writer_state, 2);
+        atomic_store(&gl_st.writer_state, GL_WRITER_DONE);
         return -1;
     }
     return 0;

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "escape.h"
+#include "out.h"
 #include "reader.h"
 
 int gl_print_db_summary(FILE *f, const char *path)

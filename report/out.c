@@ -187,3 +187,19 @@ int gl_parse_size(const char *s, unsigned long long *out)
     *out = (unsigned long long)(v * mul + 0.5);
     return 0;
 }
+
+const char *gl_fmt_bytes(uint64_t bytes, char *buf, size_t sz)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024 && u < 4) {
+        v /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, sz, "%llu B", (unsigned long long)bytes);
+    else
+        snprintf(buf, sz, "%.2f %s", v, unit[u]);
+    return buf;
+}

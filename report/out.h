@@ -20,6 +20,8 @@ int gl_first_python(const struct gl_stack *st, int from);
 void gl_print_frame_list(FILE *f, const struct gl_stack *st, const char *indent);
 /* "a <- b <- c" with at most `max` frames, allocator plumbing skipped */
 void gl_print_chain(FILE *f, const struct gl_stack *st, int max);
+/* "1.50 GiB" style, into buf. */
+const char *gl_fmt_bytes(uint64_t bytes, char *buf, size_t sz);
 /* Seconds since the start of the run, "+1.234s". */
 const char *gl_fmt_rel(int64_t ns, int64_t start, char *buf, size_t sz);
 /* Open -o FILE (or stdout for NULL / "-"); prints an error and returns NULL. */

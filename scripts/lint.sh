@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # lint.sh — clang-tidy (checks in .clang-tidy) and cppcheck over the C
-# sources, failing on any finding. Needs a configured build/ for
-# compile_commands.json.
+# sources, and the structure checks: no cycle between the library's files
+# but those listed in interpose/cycles.h (scripts/check-cycles.py). Fails on
+# any finding. Needs a built build/ (compile_commands.json, object files).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -21,5 +22,6 @@ if command -v cppcheck >/dev/null; then
 else
   echo "lint: cppcheck not installed, skipped"
 fi
-[ $fail = 0 ] && echo "lint: clang-tidy and cppcheck clean"
+python3 scripts/check-cycles.py "$BUILD" || fail=1
+[ $fail = 0 ] && echo "lint: clang-tidy and cppcheck clean, no unlisted cycle"
 exit $fail

@@ -285,15 +285,17 @@ static inline int gl_api_is_stream_ordered(int api)
 
 /* Event flags. */
 #define GL_EVF_TRUNCATED 0x1u /* the stack hit the depth limit */
-#define GL_EVF_NESTED 0x2u    /* seen under another wrapped call (not recorded) */
 #define GL_EVF_LABEL 0x4u     /* ips[] holds a NUL-terminated label, not a stack */
-#define GL_EVF_TS_NS 0x8u     /* ts_ns is nanoseconds already, not a clock.c stamp */
+#define GL_EVF_TS_NS 0x8u     /* ts_ns is set already: stamp is not to be converted */
 
 /* One event. Built in place inside a queue slot; ips[] follows the header
  * and holds `depth` return addresses, innermost first (our own frames are
  * already removed). */
 struct gl_event {
-    uint64_t ts_ns;  /* CLOCK_MONOTONIC */
+    union {
+        uint64_t stamp; /* as recorded: a clock.c stamp (TSC ticks or ns, see clock.h) */
+        uint64_t ts_ns; /* from the writer on: CLOCK_MONOTONIC ns (it converts in place) */
+    };
     uint64_t addr;   /* device pointer, VA, or handle (cuMemCreate) */
     uint64_t size;   /* requested / mapped bytes; 0 if the API has none */
     uint64_t stream; /* CUstream / cudaStream_t, 0 = legacy default */

@@ -128,19 +128,3 @@ sqlite3 *gl_db_open_read(const char *path, char *err, size_t errsz)
     }
     return db;
 }
-
-const char *gl_fmt_bytes(uint64_t bytes, char *buf, size_t sz)
-{
-    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = (double)bytes;
-    int u = 0;
-    while (v >= 1024 && u < 4) {
-        v /= 1024;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, sz, "%llu B", (unsigned long long)bytes);
-    else
-        snprintf(buf, sz, "%.2f %s", v, unit[u]);
-    return buf;
-}

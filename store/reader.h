@@ -16,7 +16,4 @@ sqlite3 *gl_db_open_read(const char *path, char *err, size_t errsz);
  * NULL, or an error. */
 int64_t gl_db_int(sqlite3 *db, const char *sql, int64_t dflt);
 
-/* "1.50 GiB" style, into buf. */
-const char *gl_fmt_bytes(uint64_t bytes, char *buf, size_t sz);
-
 #endif
