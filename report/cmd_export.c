@@ -78,13 +78,13 @@ static void perfetto(FILE *f, struct gl_run *r)
     }
     if (v)
         qsort(v, n, sizeof *v, cmp_step);
-    int64_t live[GL_MAX_DEVICES] = {0};
+    int64_t live[GL_MAX_DEVICES + 1] = {0};
     fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", f);
     fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%" PRId64 ",\"args\":{\"name\":", r->pid);
     gl_json_str(f, r->cmdline);
     fputs("}}", f);
     for (size_t i = 0; i < n; i++) {
-        int k = v[i].device < 0 ? 0 : v[i].device % GL_MAX_DEVICES;
+        int k = v[i].device + 1; /* -1 (unknown) .. GL_MAX_DEVICES - 1: the model keeps no other */
         live[k] += v[i].delta;
         fprintf(f, ",\n{\"name\":\"device %d live bytes\",\"ph\":\"C\",\"ts\":%.3f,\"pid\":%" PRId64 ",\"args\":{\"bytes\":%" PRId64 "}}",
                 v[i].device, (double)(v[i].ts - r->first_ns) / 1e3, r->pid, live[k]);

@@ -51,6 +51,7 @@ int gl_load_all(int argc, char **argv, struct gl_run ***runs)
             *runs = NULL;
             return -1;
         }
+        gl_print_skipped(stderr, (*runs)[i]);
     }
     return 0;
 }

@@ -42,12 +42,36 @@ struct gl_device {
     size_t ntimeline;
 };
 
+/* Rows of event_log that break an invariant no recorder writes: skipped
+ * (they never reach the ledger), counted, and named by gl_print_skipped. */
+#define GL_SKIPS(X)                                                                                 \
+    X(SIZE, "size < 0, >= 2^62 or past the end of the address space")                            \
+    X(LIVE, "live device bytes would reach 2^62")                                                 \
+    X(DEVICE, "device outside -1..63")                                                            \
+    X(FREE_EARLY, "a free before its allocation")                                                 \
+    X(FREE_NOTHING, "a free of no recorded allocation")                                           \
+    X(FREE_TWICE, "a second free of one allocation")                                              \
+    X(TIME_BACK, "time going backwards in its thread by over 1 s")                                            \
+    X(TIME_OUT, "time outside the run")                                                           \
+    X(RUN_END, "the run row ends before it starts (its end is ignored)")
+
+enum gl_skip {
+#define GL_X(name, text) GL_SKIP_##name,
+    GL_SKIPS(GL_X)
+#undef GL_X
+    GL_SKIP_COUNT
+};
+const char *gl_skip_reason(enum gl_skip k);
+
 struct gl_run {
     char path[1024];
     sqlite3 *db;
     int64_t pid, ppid, exit_code, exit_signal, start_ns, end_ns;
     int has_exit_code, has_exit_signal, has_end;
-    int64_t event_count, dropped, truncated, unmatched;
+    int64_t event_count;     /* rows of event_log read and kept */
+    int64_t last_seq;        /* the highest seq kept */
+    int64_t dropped, truncated, unmatched;
+    int64_t skipped[GL_SKIP_COUNT], skipped_first_seq[GL_SKIP_COUNT], nskipped;
     char host[256], rank[32], cmdline[1024], version[32];
     struct gl_alloc *allocs; /* in seq order */
     size_t nallocs;

@@ -2,6 +2,7 @@
 #include "out.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,6 +121,25 @@ void gl_print_chain(FILE *f, const struct gl_stack *st, int max)
     }
     if (st->n > k + max)
         fputs(" <- ...", f);
+}
+
+void gl_print_skipped(FILE *f, const struct gl_run *r)
+{
+    if (!r->nskipped)
+        return;
+    fputs("gpuledger: ", f);
+    gl_text_str(f, r->path);
+    fprintf(f, ": %" PRId64 " row%s skipped, breaking an invariant:", r->nskipped, r->nskipped == 1 ? "" : "s");
+    const char *sep = " ";
+    for (int k = 0; k < GL_SKIP_COUNT; k++) {
+        if (!r->skipped[k])
+            continue;
+        fprintf(f, "%s%s: %" PRId64, sep, gl_skip_reason((enum gl_skip)k), r->skipped[k]);
+        if (k != GL_SKIP_RUN_END)
+            fprintf(f, " (first seq %" PRId64 ")", r->skipped_first_seq[k]);
+        sep = "; ";
+    }
+    fputc('\n', f);
 }
 
 const char *gl_fmt_rel(int64_t ns, int64_t start, char *buf, size_t sz)

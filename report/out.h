@@ -22,6 +22,11 @@ void gl_print_frame_list(FILE *f, const struct gl_stack *st, const char *indent)
 void gl_print_chain(FILE *f, const struct gl_stack *st, int max);
 /* "1.50 GiB" style, into buf. */
 const char *gl_fmt_bytes(uint64_t bytes, char *buf, size_t sz);
+/* One line on f naming the rows of r that were skipped because they break
+ * an invariant (nothing when there are none):
+ * "gpuledger: FILE: 3 rows skipped, breaking an invariant: REASON: N (first
+ * seq S); ..." */
+void gl_print_skipped(FILE *f, const struct gl_run *r);
 /* Seconds since the start of the run, "+1.234s". */
 const char *gl_fmt_rel(int64_t ns, int64_t start, char *buf, size_t sz);
 /* Open -o FILE (or stdout for NULL / "-"); prints an error and returns NULL. */

@@ -105,6 +105,19 @@ void gl_render_json(FILE *f, struct gl_dossier *ds, size_t n, int top)
             fprintf(f, ",\"exit_signal\":%" PRId64, r->exit_signal);
         fprintf(f, ",\"events\":%" PRId64 ",\"dropped_events\":%" PRId64 ",\"truncated_stacks\":%" PRId64,
                 r->event_count, r->dropped, r->truncated);
+        if (r->nskipped) { /* rows breaking an invariant (model.h, GL_SKIPS) */
+            fputs(",\"skipped_rows\":[", f);
+            const char *sep = "";
+            for (int k = 0; k < GL_SKIP_COUNT; k++)
+                if (r->skipped[k]) {
+                    fprintf(f, "%s{\"reason\":", sep);
+                    gl_json_str(f, gl_skip_reason((enum gl_skip)k));
+                    fprintf(f, ",\"rows\":%" PRId64 ",\"first_seq\":%" PRId64 "}", r->skipped[k],
+                            r->skipped_first_seq[k]);
+                    sep = ",";
+                }
+            fputc(']', f);
+        }
         if (ds[i].python_version[0]) {
             fputs(",\"python\":{\"version\":", f);
             gl_json_str(f, ds[i].python_version);

@@ -398,6 +398,84 @@ static void test_gate_junit(void **state)
     assert_int_equal(count_str(x, "<failure "), 2);
 }
 
+/* out without the JSON report's "skipped_rows":[...] */
+static void drop_skipped_rows(char *out)
+{
+    char *p = strstr(out, ",\"skipped_rows\":[");
+    char *e = p ? strchr(p, ']') : NULL;
+    if (e)
+        memmove(p, e + 1, strlen(e + 1) + 1);
+}
+
+/* Rows that break an invariant (hostile_db values appends eleven, each of
+ * them impossible, and makes the run's cached figures wrong) are skipped,
+ * counted and named in one line on stderr; every verb's answer equals the
+ * untouched database's, `summary` included. Under UBSan (scripts/test.sh)
+ * nothing overflows. */
+static void test_hostile_values(void **state)
+{
+    (void)state;
+    make("demo.db", PROG("demo"), NULL);
+    char plain[300], hostile[300], from[600], to[600];
+    snprintf(plain, sizeof plain, "%s/plain", h_dir());
+    snprintf(hostile, sizeof hostile, "%s/hostile", h_dir());
+    assert_int_equal(mkdir(plain, 0755), 0);
+    assert_int_equal(mkdir(hostile, 0755), 0);
+    snprintf(from, sizeof from, "%s/demo.db", h_dir());
+    snprintf(to, sizeof to, "%s/demo.db", plain);
+    copy_file(from, to, 0644);
+    snprintf(to, sizeof to, "%s/demo.db", hostile);
+    copy_file(from, to, 0644);
+    h_run_in(&r, hostile, NULL, ARGV(h_build("tests/hostile_db"), "values", "demo.db"));
+    assert_int_equal(r.status, 0);
+    const char *line = "gpuledger: demo.db: 11 rows skipped, breaking an invariant: size < 0, >= 2^62 or past the "
+                       "end of the address space: 4 (first seq 34); device outside -1..63: 1 (first seq 43); a free "
+                       "before its allocation: 2 (first seq 38); a free of no recorded allocation: 1 (first seq 40); "
+                       "a second free of one allocation: 1 (first seq 44); time going backwards in its thread by over 1 s: 1 "
+                       "(first seq 41); time outside the run: 1 (first seq 42)\n";
+    for (int v = 0; v < NVERBS; v++) {
+        const char *argv[16] = {GL};
+        for (int k = 0; k < 6 && verbs[v][k]; k++)
+            argv[1 + k] = verbs[v][k];
+        h_run_in(&r, plain, NULL, argv);
+        h_run_in(&r2, hostile, NULL, argv);
+        if (r.status != r2.status)
+            fail_msg("gpuledger %s %s: exit %d, %d on the hostile copy: %.600s", verbs[v][0], verbs[v][1], r.status,
+                     r2.status, r2.err);
+        drop_skipped_rows(r2.out);
+        if (strcmp(r.out, r2.out))
+            fail_msg("gpuledger %s %s: the answer differs on the hostile copy:\n%.1500s\n---\n%.1500s", verbs[v][0],
+                     verbs[v][1], r.out, r2.out);
+        /* the line, once per database read */
+        const char *e = strstr(r2.err, line);
+        if (!e)
+            fail_msg("gpuledger %s %s: stderr lacks the line:\n%.2000s", verbs[v][0], verbs[v][1], r2.err);
+        assert_string_equal(r.err, "");
+    }
+    h_run_in(&r, hostile, NULL, ARGV(GL, "report", "--format", "json", "demo.db"));
+    assert_non_null(strstr(r.out, ",\"skipped_rows\":[{\"reason\":\"size < 0, >= 2^62 or past the end of the address "
+                                  "space\",\"rows\":4,\"first_seq\":34},{\"reason\":\"device outside -1..63\","));
+
+    /* live bytes that would reach 2^62, and a run that ends before it starts */
+    h_run_in(&r, plain, NULL, ARGV(h_build("tests/hostile_db"), "extremes", "demo.db"));
+    assert_int_equal(r.status, 0);
+    h_run_in(&r, plain, NULL, ARGV(GL, "summary", "demo.db"));
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.err, "gpuledger: demo.db: 2 rows skipped, breaking an invariant: live device bytes would "
+                               "reach 2^62: 1 (first seq 35); the run row ends before it starts (its end is ignored): "
+                               "1\n");
+    assert_string_equal(r.out, "gpuledger: demo.db: 34 events, peak 3145728.00 TiB on device 0, 3 allocations "
+                               "(3145728.00 TiB) never freed, 1 out-of-memory failures\n");
+    for (int v = 0; v < NVERBS; v++) {
+        const char *argv[16] = {GL};
+        for (int k = 0; k < 6 && verbs[v][k]; k++)
+            argv[1 + k] = verbs[v][k];
+        h_run_in(&r, plain, NULL, argv);
+        if (r.status != 0 && !(r.status == 1 && !strcmp(verbs[v][0], "gate")))
+            fail_msg("gpuledger %s %s on extremes: exit %d: %.600s", verbs[v][0], verbs[v][1], r.status, r.err);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -406,6 +484,7 @@ int main(void)
         cmocka_unit_test_teardown(test_read_while_recording, teardown),
         cmocka_unit_test_teardown(test_hostile_names, teardown),
         cmocka_unit_test_teardown(test_gate_junit, teardown),
+        cmocka_unit_test_teardown(test_hostile_values, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
