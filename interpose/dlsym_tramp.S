@@ -4,7 +4,13 @@
  * like ours. Here calls we do not care about jump straight into the real
  * function with the caller's return address untouched.
  *
- *   dlsym(h, name): if gl_dlsym_is_hooked(name), tail-call
+ *   dlsym(h, name): RTLD_NEXT: jump to the real dlsym, always. That is
+ *                   how an interposer (a user's shim, a tracing library,
+ *                   another profiler) finds what comes after it: its
+ *                   answer depends on the caller, and is ours when we come
+ *                   next, or the real function when we came before (our
+ *                   wrapper there would call the shim again, forever).
+ *                   Else, if gl_dlsym_is_hooked(name), tail-call
  *                   gl_dlsym_hooked(h, name) (C, returns our wrapper);
  *                   else jump to the real dlsym.
  *   dlopen(f, flags): clear RTLD_DEEPBIND (it would bind a library to its
@@ -16,6 +22,8 @@
     .type   dlsym, @function
 dlsym:
     .cfi_startproc
+    cmp     $-1, %rdi              /* RTLD_NEXT */
+    je      2f
     push    %rdi
     .cfi_adjust_cfa_offset 8
     push    %rsi
@@ -36,6 +44,22 @@ dlsym:
     jmp     *%rax
 1:
     jmp     gl_dlsym_hooked
+2:
+    push    %rdi
+    .cfi_adjust_cfa_offset 8
+    push    %rsi
+    .cfi_adjust_cfa_offset 8
+    sub     $8, %rsp
+    .cfi_adjust_cfa_offset 8
+    call    gl_real_init           /* the real dlsym, found once */
+    add     $8, %rsp
+    .cfi_adjust_cfa_offset -8
+    pop     %rsi
+    .cfi_adjust_cfa_offset -8
+    pop     %rdi
+    .cfi_adjust_cfa_offset -8
+    mov     gl_real_dlsym(%rip), %rax
+    jmp     *%rax
     .cfi_endproc
     .size   dlsym, .-dlsym
 

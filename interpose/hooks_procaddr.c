@@ -108,11 +108,24 @@ GL_EARLY __attribute__((visibility("hidden"))) int gl_dlsym_is_hooked(const char
     return gl_hook_find(name) >= 0;
 }
 
+/* Not for RTLD_NEXT (the trampoline hands that straight to the real
+ * dlsym, relative to its caller). */
 __attribute__((visibility("hidden"))) void *gl_dlsym_hooked(void *handle, const char *name)
 {
     void *p = gl_real_dlsym(handle, name);
-    if (p)
-        gl_hook_substitute(gl_hook_find(name), &p);
+    if (!p)
+        return p;
+    /* What a plain call of `name` reaches (RTLD_DEFAULT, the program's own
+     * handle): our wrapper, or another interposer in front of us that
+     * forwards to us by itself. Either way the caller keeps it. */
+    if (p == gl_real_dlsym(RTLD_DEFAULT, name))
+        return p;
+    /* Where our wrapper forwards is fixed by the chain behind us (which
+     * may go through another interposer), never by a lookup in some
+     * library's own handle: resolve it before substituting. */
+    int id = gl_hook_find(name);
+    gl_hook_real(id);
+    gl_hook_substitute(id, &p);
     return p;
 }
 

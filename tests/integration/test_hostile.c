@@ -186,6 +186,47 @@ static void test_no_table_of_its_own(void **state)
     assert_files_intact();
 }
 
+/* A user's own interposer of cudaMalloc/cudaFree (tests/shim/countshim.c:
+ * real = dlsym(RTLD_NEXT, ...) inside the call), preloaded before or after
+ * gpuledger: both see every call, nothing recurses. */
+static void with_shim(int shim_first)
+{
+    char pre[1400], ours[600], shim[600];
+    snprintf(ours, sizeof ours, "%s", h_build("interpose/libgpuledger.so"));
+    snprintf(shim, sizeof shim, "%s", h_build("tests/shim/libcountshim.so"));
+    snprintf(pre, sizeof pre, "LD_PRELOAD=%s:%s", shim_first ? shim : ours, shim_first ? ours : shim);
+    h_run(&r, ENV(pre, "GPULEDGER_OUTPUT=s.db", "GPULEDGER_QUIET=1"), ARGV(PROG("alloc1000")));
+    if (r.status != 0)
+        fail_msg("alloc1000 with %s exited %d: %s", pre, r.status, r.err);
+    assert_string_equal(r.err, "countshim: 1000 cudaMalloc, 997 cudaFree\n");
+    sqlite3 *db = h_open("s.db");
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events WHERE api = 'cudaMalloc'"), 1000);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events WHERE api = 'cudaFree'"), 997);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events"), 1997);
+    sqlite3_close(db);
+    /* the same functions fetched with dlsym(RTLD_DEFAULT, ...) */
+    h_run(&r, ENV(pre, "GPULEDGER_OUTPUT=d.db", "GPULEDGER_QUIET=1"), ARGV(PROG("hostile"), "dlsym-default", "300"));
+    if (r.status != 0)
+        fail_msg("hostile dlsym-default with %s exited %d: %s", pre, r.status, r.err);
+    assert_string_equal(r.err, "countshim: 300 cudaMalloc, 300 cudaFree\n");
+    db = h_open("d.db");
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events WHERE api = 'cudaMalloc'"), 300);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events WHERE api = 'cudaFree'"), 300);
+    sqlite3_close(db);
+}
+
+static void test_other_interposer_after_us(void **state)
+{
+    (void)state;
+    with_shim(0);
+}
+
+static void test_other_interposer_before_us(void **state)
+{
+    (void)state;
+    with_shim(1);
+}
+
 /* The database holds the command line, host name and paths: 0600, also its
  * -wal and -shm, unless the umask is stricter. */
 static void test_database_mode(void **state)
@@ -279,6 +320,8 @@ int main(void)
         cmocka_unit_test_teardown(test_close_loop_without_close_range, teardown),
         cmocka_unit_test_teardown(test_pipe_eof, teardown),
         cmocka_unit_test_teardown(test_no_table_of_its_own, teardown),
+        cmocka_unit_test_teardown(test_other_interposer_after_us, teardown),
+        cmocka_unit_test_teardown(test_other_interposer_before_us, teardown),
         cmocka_unit_test_teardown(test_database_mode, teardown),
         cmocka_unit_test_teardown(test_output_directory, teardown),
     };

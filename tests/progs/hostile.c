@@ -18,9 +18,12 @@
  *                    DB-wal, close the pipe's write end: reading must find
  *                    EOF at once (no copy of the descriptor lingers
  *                    anywhere); exit 0, or 43 after 2 s without EOF
+ *   dlsym-default N  N cudaMalloc/cudaFree pairs through pointers from
+ *                    dlsym(RTLD_DEFAULT, …) (what ctypes.CDLL(None) does)
  * hostile_chunk() is the content; test_hostile.c checks the files again
  * after the program (and the library's last commit) has gone. */
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -166,14 +169,30 @@ static int do_pipe_eof(const char *db)
     return 0;
 }
 
+static int do_dlsym_default(int n)
+{
+    cudaError_t (*m)(void **, size_t) = (cudaError_t(*)(void **, size_t))dlsym(RTLD_DEFAULT, "cudaMalloc");
+    cudaError_t (*f)(void *) = (cudaError_t(*)(void *))dlsym(RTLD_DEFAULT, "cudaFree");
+    if (!m || !f)
+        return 2;
+    for (int i = 0; i < n; i++) {
+        void *p = NULL;
+        if (m(&p, 4096) != cudaSuccess || f(p) != cudaSuccess)
+            return 3;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "perm"))
         return do_perm(argv[2]);
+    if (argc == 3 && !strcmp(argv[1], "dlsym-default"))
+        return do_dlsym_default(atoi(argv[2]));
     if (argc == 3 && !strcmp(argv[1], "pipe-eof"))
         return do_pipe_eof(argv[2]);
     if (argc == 5 && !strcmp(argv[1], "closefds"))
         return do_closefds(argv[2], argv[3], argv[4]);
-    fprintf(stderr, "usage: hostile perm DB | pipe-eof DB | closefds loop|close_range|closefrom|dup2 DIR DB\n");
+    fprintf(stderr, "usage: hostile perm DB | pipe-eof DB | dlsym-default N | closefds loop|close_range|closefrom|dup2 DIR DB\n");
     return 2;
 }
