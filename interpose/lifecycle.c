@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "fdtable.h"
 #include "real.h"
 #include "relay.h"
 #include "recorder.h"
