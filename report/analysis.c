@@ -416,25 +416,6 @@ static int analyse_pool(const struct gl_alloc **m, size_t nm, struct ival *regio
     return 0;
 }
 
-/* Highest reserved figure the pool reported (pool_samples), 0 if none.
- * Pool 0 in events means "the device's current pool": match any sample of
- * that device then. */
-static uint64_t sampled_reserved(struct gl_run *r, uint64_t pool, int device)
-{
-    sqlite3_stmt *st;
-    uint64_t v = 0;
-    if (sqlite3_prepare_v2(r->db,
-                           "SELECT max(reserved) FROM pool_samples WHERE device = ?1 AND (?2 = 0 OR pool = ?2)", -1,
-                           &st, NULL) != SQLITE_OK)
-        return 0; /* an older file without the table */
-    sqlite3_bind_int(st, 1, device);
-    sqlite3_bind_int64(st, 2, (sqlite3_int64)pool);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        v = (uint64_t)sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
 static int cmp_alloc_ptr_pool(const void *a, const void *b)
 {
     const struct gl_alloc *x = *(const struct gl_alloc *const *)a, *y = *(const struct gl_alloc *const *)b;
@@ -548,7 +529,7 @@ int gl_holes(struct gl_run *r, uint64_t pool_filter, struct gl_pool_holes **out,
         ph->pool = m[i]->pool;
         ph->device = m[i]->device;
         ph->regions = nr;
-        ph->sampled_reserved = sampled_reserved(r, m[i]->pool, m[i]->device);
+        ph->sampled_reserved = gl_run_pool_reserved(r, m[i]->pool, m[i]->device);
         analyse_pool(m + i, j - i, reg, nr, ph, end_seq);
         i = j;
     }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "render.h"
 #include "reader.h"
 
 #ifndef GL_LIBDIR

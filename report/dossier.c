@@ -18,25 +18,11 @@ int gl_is_cached_category(const char *cat)
  * frames (the others come from threads not running Python). */
 static void python_share(struct gl_dossier *d, struct gl_run *run)
 {
-    sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(run->db, "SELECT value FROM meta WHERE key = 'python_version'", -1, &q, NULL) !=
-        SQLITE_OK)
-        return;
-    if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
-        snprintf(d->python_version, sizeof d->python_version, "%s", (const char *)sqlite3_column_text(q, 0));
-    sqlite3_finalize(q);
-    if (!d->python_version[0])
+    if (gl_run_meta(run, "python_version", d->python_version, sizeof d->python_version))
         return;
     struct gl_u64map with_py;
     gl_u64map_init(&with_py);
-    if (sqlite3_prepare_v2(run->db,
-                           "SELECT DISTINCT se.stack_id FROM stack_entries se JOIN frames f ON f.id = se.frame_id"
-                           " WHERE f.python",
-                           -1, &q, NULL) == SQLITE_OK) {
-        while (sqlite3_step(q) == SQLITE_ROW)
-            gl_u64map_put(&with_py, (uint64_t)sqlite3_column_int64(q, 0), 1);
-        sqlite3_finalize(q);
-    }
+    gl_run_python_stacks(run, &with_py);
     uint64_t one;
     for (size_t i = 0; i < run->nallocs; i++)
         if (run->allocs[i].stack_id > 0 && gl_u64map_get(&with_py, (uint64_t)run->allocs[i].stack_id, &one))

@@ -34,12 +34,6 @@ void gl_stacks_free(struct gl_stacks *s)
     memset(s, 0, sizeof *s);
 }
 
-static char *dup_col(sqlite3_stmt *st, int i)
-{
-    const unsigned char *t = sqlite3_column_text(st, i);
-    return t ? strdup((const char *)t) : NULL;
-}
-
 const struct gl_stack *gl_stack_get(struct gl_stacks *s, int64_t id)
 {
     static const struct gl_stack empty = {0, NULL, 0, NULL};
@@ -59,31 +53,7 @@ const struct gl_stack *gl_stack_get(struct gl_stacks *s, int64_t id)
     struct gl_stack *st = &s->v[s->n];
     memset(st, 0, sizeof *st);
     st->id = id;
-    sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(s->run->db,
-                           "SELECT symbol, module, file, line, python, offset FROM stack_frames"
-                           " WHERE stack_id = ? ORDER BY depth",
-                           -1, &q, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(q, 1, id);
-        int cap = 0;
-        while (sqlite3_step(q) == SQLITE_ROW) {
-            if (st->n == cap) {
-                cap = cap ? cap * 2 : 16;
-                struct gl_frame *nf = realloc(st->f, (size_t)cap * sizeof *nf);
-                if (!nf)
-                    break;
-                st->f = nf;
-            }
-            struct gl_frame *f = &st->f[st->n++];
-            f->symbol = dup_col(q, 0);
-            f->module = dup_col(q, 1);
-            f->file = dup_col(q, 2);
-            f->line = sqlite3_column_int(q, 3);
-            f->python = sqlite3_column_int(q, 4);
-            f->offset = (uint64_t)sqlite3_column_int64(q, 5);
-        }
-    }
-    sqlite3_finalize(q);
+    gl_run_stack_frames(s->run, id, &st->f, &st->n);
     gl_u64map_put(s->index, (uint64_t)id, s->n);
     return &s->v[s->n++];
 }

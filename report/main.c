@@ -1,48 +1,36 @@
-/* main.c — the gpuledger command: dispatch to a verb. */
+/* main.c — the gpuledger command: the command table, and dispatch to a
+ * verb (cli.c does the set-up every verb shares). */
 #include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
+#include "help.h"
 
 #ifndef GL_VERSION
 #define GL_VERSION "0.0.0"
 #endif
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: gpuledger <command> [options] [args]\n"
-            "\n"
-            "GPU memory profiler: records every device-memory allocation, free, map and\n"
-            "pool operation of a CUDA program with its call stack into SQLite.\n"
-            "\n"
-            "commands:\n"
-            "  run [-o PATTERN] [--] CMD [ARGS...]   profile a program (see 'gpuledger run --help')\n"
-            "  report DB...                          peak ledger, categories, timeline, OOMs, holes\n"
-            "                                        (--format text|json|html)\n"
-            "  leaks DB...                           leak chains; --steps: memory growing every step\n"
-            "  holes DB...                           fragmentation of pools and reserved ranges\n"
-            "  gate --max-leak-bytes N DB...         CI gate: exit 1 when a limit is broken\n"
-            "  diff A.db B.db                        what grew between two runs, by stack\n"
-            "  export --format folded|perfetto|csv DB\n"
-            "  summary DB...                         one line per database: events, peak, unfreed\n"
-            "\n"
-            "options:\n"
-            "  -h, --help      this text\n"
-            "  -V, --version   print the version\n"
-            "\n"
-            "Each command takes --help. The database schema is documented in README.md.\n");
-}
+/* Each verb and what it needs (cli.h). */
+static const struct gl_cmd commands[] = {
+    {"summary", cmd_summary, &gl_summary_spec, GL_NEEDS_PATHS},
+    {"report", cmd_report, &gl_report_spec,
+     GL_NEEDS_DBS | GL_NEEDS_RULES | GL_NEEDS_DEVICE | GL_NEEDS_TOP | GL_NEEDS_OUTPUT | GL_NEEDS_FORMAT},
+    {"leaks", cmd_leaks, &gl_leaks_spec, GL_NEEDS_DBS | GL_NEEDS_RULES | GL_NEEDS_DEVICE | GL_NEEDS_TOP | GL_NEEDS_FORMAT},
+    {"holes", cmd_holes, &gl_holes_spec, GL_NEEDS_DBS | GL_NEEDS_FORMAT},
+    {"gate", cmd_gate, &gl_gate_spec, GL_NEEDS_DBS | GL_NEEDS_RULES},
+    {"diff", cmd_diff, &gl_diff_spec, GL_NEEDS_TWO_DBS | GL_NEEDS_TOP},
+    {"export", cmd_export, &gl_export_spec, GL_NEEDS_ONE_DB | GL_NEEDS_OUTPUT | GL_NEEDS_FORMAT},
+};
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        usage(stderr);
+        fputs(gl_usage_main, stderr);
         return 2;
     }
     const char *verb = argv[1];
     if (!strcmp(verb, "-h") || !strcmp(verb, "--help") || !strcmp(verb, "help")) {
-        usage(stdout);
+        fputs(gl_usage_main, stdout);
         return 0;
     }
     if (!strcmp(verb, "-V") || !strcmp(verb, "--version")) {
@@ -51,14 +39,9 @@ int main(int argc, char **argv)
     }
     if (!strcmp(verb, "run"))
         return cmd_run(argc - 1, argv + 1);
-    static const struct {
-        const char *name;
-        int (*fn)(int, char **);
-    } verbs[] = {{"summary", cmd_summary}, {"report", cmd_report}, {"leaks", cmd_leaks}, {"holes", cmd_holes},
-                 {"gate", cmd_gate},       {"diff", cmd_diff},     {"export", cmd_export}};
-    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
-        if (!strcmp(verb, verbs[i].name))
-            return verbs[i].fn(argc - 1, argv + 1);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(verb, commands[i].name))
+            return gl_cli_main(&commands[i], argc - 1, argv + 1);
     fprintf(stderr, "gpuledger: unknown command '%s' (try 'gpuledger --help')\n", verb);
     return 2;
 }

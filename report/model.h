@@ -96,4 +96,17 @@ static inline int gl_live_at(const struct gl_alloc *a, int64_t seq)
 }
 struct gl_device *gl_run_device(struct gl_run *r, int device);
 
+/* Asked of the database on demand (model_query.c). */
+struct gl_frame;
+struct gl_u64map;
+/* The frames of stack id, innermost first (malloc'ed, *n of them). */
+int gl_run_stack_frames(struct gl_run *r, int64_t id, struct gl_frame **frames, int *n);
+/* A meta value into buf: 0, or -1 when the key is absent. */
+int gl_run_meta(struct gl_run *r, const char *key, char *buf, size_t sz);
+/* Put the id of every stack holding a Python frame into out. */
+void gl_run_python_stacks(struct gl_run *r, struct gl_u64map *out);
+/* The highest reservation pool reported on device (pool_samples; pool 0:
+ * any pool of the device), 0 if none. */
+uint64_t gl_run_pool_reserved(struct gl_run *r, uint64_t pool, int device);
+
 #endif

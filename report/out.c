@@ -6,26 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void gl_json_frames(FILE *f, const struct gl_stack *st, int max)
-{
-    fputc('[', f);
-    for (int i = 0; i < st->n && i < max; i++) {
-        const struct gl_frame *fr = &st->f[i];
-        fputs(i ? ",{\"symbol\":" : "{\"symbol\":", f);
-        gl_json_str(f, fr->symbol);
-        fputs(",\"module\":", f);
-        gl_json_str(f, fr->module);
-        fputs(",\"file\":", f);
-        gl_json_str(f, fr->file);
-        if (fr->line > 0)
-            fprintf(f, ",\"line\":%d", fr->line);
-        else
-            fputs(",\"line\":null", f);
-        fprintf(f, ",\"offset\":%llu,\"python\":%s}", (unsigned long long)fr->offset, fr->python ? "true" : "false");
-    }
-    fputc(']', f);
-}
-
 /* Frames of allocator plumbing that sit above every framework allocation
  * and say nothing about who wanted the memory. */
 static int plumbing(const struct gl_frame *f)

@@ -1,5 +1,6 @@
-/* out.h — small output helpers shared by the verbs: frames as JSON, a
- * frame chain on one line, time formatting, opening -o FILE, sizes.
+/* out.h — small output helpers shared by the verbs: a stack as a list of
+ * frames or a chain on one line, time and size formatting, opening -o FILE,
+ * parsing sizes.
  * Escaping text for each format is escape.h's job. */
 #ifndef GL_OUT_H
 #define GL_OUT_H
@@ -9,8 +10,6 @@
 #include "escape.h"
 #include "frames.h"
 
-/* frames of a stack as a JSON array of {symbol, module, file, line} */
-void gl_json_frames(FILE *f, const struct gl_stack *st, int max);
 /* Index of the first frame that is not allocator plumbing (c10::cuda::…). */
 int gl_first_interesting(const struct gl_stack *st);
 /* Index of the first Python frame at or after `from`, or -1. */

@@ -1,146 +1,193 @@
-/* render_json.c — the JSON report (the contract in README.md). */
-#include <inttypes.h>
-
+/* render_json.c — the JSON report (the contract in README.md), through the
+ * one emitter (json.h). */
 #include "dossier.h"
-#include "out.h"
+#include "json.h"
 
-static void groups(FILE *f, struct gl_dossier *ds, const struct gl_groups *g, int top, int times)
+static void groups(struct gl_json *j, const char *key, struct gl_dossier *ds, const struct gl_groups *g, int top,
+                   int times)
 {
-    fputc('[', f);
+    gl_jw_arr(j, key);
     for (size_t i = 0; i < g->n && (int)i < top; i++) {
         const struct gl_group *gr = &g->v[i];
-        fprintf(f, "%s{\"stack_id\":%" PRId64 ",\"category\":", i ? "," : "", gr->stack_id);
-        gl_json_str(f, gr->category);
-        fprintf(f, ",\"bytes\":%" PRIu64 ",\"count\":%" PRIu64, gr->bytes, gr->count);
-        if (times)
-            fprintf(f, ",\"first_ns\":%" PRId64 ",\"last_ns\":%" PRId64, gr->first_ns, gr->last_ns);
-        fputs(",\"frames\":", f);
-        gl_json_frames(f, gl_stack_get(&ds->stacks, gr->stack_id), 64);
-        fputc('}', f);
+        gl_jw_obj(j, NULL);
+        gl_jw_i64(j, "stack_id", gr->stack_id);
+        gl_jw_str(j, "category", gr->category);
+        gl_jw_u64(j, "bytes", gr->bytes);
+        gl_jw_u64(j, "count", gr->count);
+        if (times) {
+            gl_jw_i64(j, "first_ns", gr->first_ns);
+            gl_jw_i64(j, "last_ns", gr->last_ns);
+        }
+        gl_jw_frames(j, "frames", gl_stack_get(&ds->stacks, gr->stack_id), 64);
+        gl_jw_end(j);
     }
-    fputc(']', f);
+    gl_jw_end(j);
 }
 
-static void hole(FILE *f, const struct gl_hole_stat *h)
+/* The figures of a hole statistic (without seq / ts_ns). */
+static void hole_figures(struct gl_json *j, const struct gl_hole_stat *h)
 {
-    fprintf(f,
-            "{\"seq\":%" PRId64 ",\"ts_ns\":%" PRId64 ",\"reserved\":%" PRIu64 ",\"live\":%" PRIu64
-            ",\"free\":%" PRIu64 ",\"largest_free\":%" PRIu64 ",\"external_fragmentation\":%.6f,\"holes\":%" PRIu64
-            "}",
-            h->seq, h->ts_ns, h->reserved, h->live, h->free, h->largest_free, h->ext_frag, h->holes);
+    gl_jw_u64(j, "reserved", h->reserved);
+    gl_jw_u64(j, "live", h->live);
+    gl_jw_u64(j, "free", h->free);
+    gl_jw_u64(j, "largest_free", h->largest_free);
+    gl_jw_num(j, "external_fragmentation", "%.6f", h->ext_frag);
+    gl_jw_u64(j, "holes", h->holes);
 }
 
-static void device(FILE *f, struct gl_dossier *ds, struct gl_dev_view *v, int top)
+static void hole(struct gl_json *j, const char *key, const struct gl_hole_stat *h)
 {
-    fprintf(f, "{\"device\":%d,\"peak\":{\"bytes\":%" PRIu64 ",\"ts_ns\":%" PRId64 ",\"seq\":%" PRId64 ",\"ledger\":",
-            v->dev->device, v->dev->peak, v->dev->peak_ns, v->dev->peak_seq);
-    groups(f, ds, &v->peak, top, 0);
-    fputs(",\"categories\":[", f);
-    for (size_t c = 0; c < v->ncats; c++) {
-        fprintf(f, "%s{\"category\":", c ? "," : "");
-        gl_json_str(f, v->cats[c].category);
-        fprintf(f, ",\"bytes\":%" PRIu64 ",\"count\":%" PRIu64 "}", v->cats[c].bytes, v->cats[c].count);
-    }
-    fprintf(f, "]},\"live_end_bytes\":%" PRIu64 ",\"leak_bytes\":%" PRIu64 ",\"cached_bytes\":%" PRIu64 ",\"timeline\":[",
-            v->dev->live_end, v->leak_bytes, v->cached_bytes);
-    for (size_t t = 0; t < v->dev->ntimeline; t++)
-        fprintf(f, "%s[%" PRId64 ",%" PRIu64 "]", t ? "," : "", v->dev->timeline[t].ts_ns, v->dev->timeline[t].live);
-    fputs("],\"leaks\":", f);
-    groups(f, ds, &v->leaks, 1 << 30, 1);
-    fputs(",\"holes\":[", f);
-    int first = 1;
+    gl_jw_obj(j, key);
+    gl_jw_i64(j, "seq", h->seq);
+    gl_jw_i64(j, "ts_ns", h->ts_ns);
+    hole_figures(j, h);
+    gl_jw_end(j);
+}
+
+static void holes(struct gl_json *j, struct gl_dossier *ds, int device)
+{
+    gl_jw_arr(j, "holes");
     for (size_t h = 0; h < ds->nholes; h++) {
         const struct gl_pool_holes *p = &ds->holes[h];
-        if (p->device != v->dev->device)
+        if (p->device != device)
             continue;
-        fprintf(f, "%s{\"pool\":%" PRIu64 ",\"kind\":", first ? "" : ",", p->pool);
-        first = 0;
-        gl_json_str(f, p->what);
-        fprintf(f,
-                ",\"reserved\":%" PRIu64 ",\"live\":%" PRIu64 ",\"free\":%" PRIu64 ",\"largest_free\":%" PRIu64
-                ",\"external_fragmentation\":%.6f,\"holes\":%" PRIu64 ",\"worst\":",
-                p->worst.reserved, p->worst.live, p->worst.free, p->worst.largest_free, p->worst.ext_frag,
-                p->worst.holes);
-        hole(f, &p->worst);
-        fputs(",\"end\":", f);
-        hole(f, &p->end);
-        fputc('}', f);
+        gl_jw_obj(j, NULL);
+        gl_jw_u64(j, "pool", p->pool);
+        gl_jw_str(j, "kind", p->what);
+        hole_figures(j, &p->worst);
+        hole(j, "worst", &p->worst);
+        hole(j, "end", &p->end);
+        gl_jw_end(j);
     }
-    fputs("],\"oom\":[", f);
+    gl_jw_end(j);
+}
+
+static void ooms(struct gl_json *j, struct gl_dossier *ds, struct gl_dev_view *v, int top)
+{
+    gl_jw_arr(j, "oom");
     for (size_t k = 0; k < v->nooms; k++) {
         const struct gl_oom_view *o = &v->ooms[k];
-        fprintf(f, "%s{\"seq\":%" PRId64 ",\"ts_ns\":%" PRId64 ",\"size\":%" PRIu64 ",\"api\":", k ? "," : "",
-                o->fail->seq, o->fail->ts_ns, o->fail->size);
-        gl_json_str(f, gl_api_name(o->fail->api));
-        fprintf(f, ",\"result\":%d,\"live_bytes\":%" PRIu64 ",\"frames\":", o->fail->result, o->live_bytes);
-        gl_json_frames(f, gl_stack_get(&ds->stacks, o->fail->stack_id), 64);
-        fputs(",\"ledger\":", f);
-        groups(f, ds, &o->ledger, top, 0);
-        fputc('}', f);
+        gl_jw_obj(j, NULL);
+        gl_jw_i64(j, "seq", o->fail->seq);
+        gl_jw_i64(j, "ts_ns", o->fail->ts_ns);
+        gl_jw_u64(j, "size", o->fail->size);
+        gl_jw_str(j, "api", gl_api_name(o->fail->api));
+        gl_jw_i64(j, "result", o->fail->result);
+        gl_jw_u64(j, "live_bytes", o->live_bytes);
+        gl_jw_frames(j, "frames", gl_stack_get(&ds->stacks, o->fail->stack_id), 64);
+        groups(j, "ledger", ds, &o->ledger, top, 0);
+        gl_jw_end(j);
     }
-    fputs("]}", f);
+    gl_jw_end(j);
+}
+
+static void device(struct gl_json *j, struct gl_dossier *ds, struct gl_dev_view *v, int top)
+{
+    gl_jw_obj(j, NULL);
+    gl_jw_i64(j, "device", v->dev->device);
+    gl_jw_obj(j, "peak");
+    gl_jw_u64(j, "bytes", v->dev->peak);
+    gl_jw_i64(j, "ts_ns", v->dev->peak_ns);
+    gl_jw_i64(j, "seq", v->dev->peak_seq);
+    groups(j, "ledger", ds, &v->peak, top, 0);
+    gl_jw_arr(j, "categories");
+    for (size_t c = 0; c < v->ncats; c++) {
+        gl_jw_obj(j, NULL);
+        gl_jw_str(j, "category", v->cats[c].category);
+        gl_jw_u64(j, "bytes", v->cats[c].bytes);
+        gl_jw_u64(j, "count", v->cats[c].count);
+        gl_jw_end(j);
+    }
+    gl_jw_end(j);
+    gl_jw_end(j);
+    gl_jw_u64(j, "live_end_bytes", v->dev->live_end);
+    gl_jw_u64(j, "leak_bytes", v->leak_bytes);
+    gl_jw_u64(j, "cached_bytes", v->cached_bytes);
+    gl_jw_arr(j, "timeline");
+    for (size_t t = 0; t < v->dev->ntimeline; t++) {
+        gl_jw_arr(j, NULL);
+        gl_jw_i64(j, NULL, v->dev->timeline[t].ts_ns);
+        gl_jw_u64(j, NULL, v->dev->timeline[t].live);
+        gl_jw_end(j);
+    }
+    gl_jw_end(j);
+    groups(j, "leaks", ds, &v->leaks, 1 << 30, 1);
+    holes(j, ds, v->dev->device);
+    ooms(j, ds, v, top);
+    gl_jw_end(j);
+}
+
+static void process(struct gl_json *j, struct gl_dossier *d, int top)
+{
+    struct gl_run *r = d->run;
+    gl_jw_obj(j, NULL);
+    gl_jw_str(j, "path", r->path);
+    gl_jw_i64(j, "pid", r->pid);
+    gl_jw_i64(j, "ppid", r->ppid);
+    gl_jw_str(j, "host", r->host);
+    gl_jw_str(j, "rank", r->rank);
+    gl_jw_str(j, "cmdline", r->cmdline);
+    if (r->has_exit_code)
+        gl_jw_i64(j, "exit_code", r->exit_code);
+    else
+        gl_jw_null(j, "exit_code");
+    if (r->has_exit_signal)
+        gl_jw_i64(j, "exit_signal", r->exit_signal);
+    gl_jw_i64(j, "events", r->event_count);
+    gl_jw_i64(j, "dropped_events", r->dropped);
+    gl_jw_i64(j, "truncated_stacks", r->truncated);
+    if (r->nskipped) { /* rows breaking an invariant (model.h, GL_SKIPS) */
+        gl_jw_arr(j, "skipped_rows");
+        for (int k = 0; k < GL_SKIP_COUNT; k++)
+            if (r->skipped[k]) {
+                gl_jw_obj(j, NULL);
+                gl_jw_str(j, "reason", gl_skip_reason((enum gl_skip)k));
+                gl_jw_i64(j, "rows", r->skipped[k]);
+                gl_jw_i64(j, "first_seq", r->skipped_first_seq[k]);
+                gl_jw_end(j);
+            }
+        gl_jw_end(j);
+    }
+    if (d->python_version[0]) {
+        gl_jw_obj(j, "python");
+        gl_jw_str(j, "version", d->python_version);
+        gl_jw_u64(j, "allocations", r->nallocs);
+        gl_jw_u64(j, "allocations_with_python_frames", d->python_allocs);
+        gl_jw_end(j);
+    }
+    gl_jw_obj(j, "api_counts");
+    for (int a = 1; a < GL_API_COUNT; a++)
+        if (r->api_count[a])
+            gl_jw_i64(j, gl_api_name(a), r->api_count[a]);
+    gl_jw_end(j);
+    gl_jw_arr(j, "devices");
+    for (int k = 0; k < d->ndevs; k++)
+        device(j, d, &d->devs[k], top);
+    gl_jw_end(j);
+    gl_jw_end(j);
 }
 
 void gl_render_json(FILE *f, struct gl_dossier *ds, size_t n, int top)
 {
     uint64_t peak = 0, leak = 0;
-    fputs("{\"gpuledger_version\":", f);
-    gl_json_str(f, GL_VERSION);
-    fputs(",\"processes\":[", f);
+    struct gl_json j;
+    gl_jw_init(&j, f);
+    gl_jw_obj(&j, NULL);
+    gl_jw_str(&j, "gpuledger_version", GL_VERSION);
+    gl_jw_arr(&j, "processes");
     for (size_t i = 0; i < n; i++) {
-        struct gl_run *r = ds[i].run;
-        fprintf(f, "%s{\"path\":", i ? "," : "");
-        gl_json_str(f, r->path);
-        fprintf(f, ",\"pid\":%" PRId64 ",\"ppid\":%" PRId64 ",\"host\":", r->pid, r->ppid);
-        gl_json_str(f, r->host);
-        fputs(",\"rank\":", f);
-        gl_json_str(f, r->rank);
-        fputs(",\"cmdline\":", f);
-        gl_json_str(f, r->cmdline);
-        if (r->has_exit_code)
-            fprintf(f, ",\"exit_code\":%" PRId64, r->exit_code);
-        else
-            fputs(",\"exit_code\":null", f);
-        if (r->has_exit_signal)
-            fprintf(f, ",\"exit_signal\":%" PRId64, r->exit_signal);
-        fprintf(f, ",\"events\":%" PRId64 ",\"dropped_events\":%" PRId64 ",\"truncated_stacks\":%" PRId64,
-                r->event_count, r->dropped, r->truncated);
-        if (r->nskipped) { /* rows breaking an invariant (model.h, GL_SKIPS) */
-            fputs(",\"skipped_rows\":[", f);
-            const char *sep = "";
-            for (int k = 0; k < GL_SKIP_COUNT; k++)
-                if (r->skipped[k]) {
-                    fprintf(f, "%s{\"reason\":", sep);
-                    gl_json_str(f, gl_skip_reason((enum gl_skip)k));
-                    fprintf(f, ",\"rows\":%" PRId64 ",\"first_seq\":%" PRId64 "}", r->skipped[k],
-                            r->skipped_first_seq[k]);
-                    sep = ",";
-                }
-            fputc(']', f);
-        }
-        if (ds[i].python_version[0]) {
-            fputs(",\"python\":{\"version\":", f);
-            gl_json_str(f, ds[i].python_version);
-            fprintf(f, ",\"allocations\":%zu,\"allocations_with_python_frames\":%zu}", r->nallocs,
-                    ds[i].python_allocs);
-        }
-        fputs(",\"api_counts\":{", f);
-        int first = 1;
-        for (int a = 1; a < GL_API_COUNT; a++)
-            if (r->api_count[a]) {
-                fprintf(f, "%s\"%s\":%" PRId64, first ? "" : ",", gl_api_name(a), r->api_count[a]);
-                first = 0;
-            }
-        fputs("},\"devices\":[", f);
+        process(&j, &ds[i], top);
         for (int k = 0; k < ds[i].ndevs; k++) {
-            if (k)
-                fputc(',', f);
-            device(f, &ds[i], &ds[i].devs[k], top);
             peak += ds[i].devs[k].dev->peak;
             leak += ds[i].devs[k].leak_bytes;
         }
-        fputs("]}", f);
     }
-    fprintf(f, "],\"total\":{\"processes\":%zu,\"peak_bytes\":%" PRIu64 ",\"leak_bytes\":%" PRIu64 "}}\n", n, peak,
-            leak);
+    gl_jw_end(&j);
+    gl_jw_obj(&j, "total");
+    gl_jw_u64(&j, "processes", n);
+    gl_jw_u64(&j, "peak_bytes", peak);
+    gl_jw_u64(&j, "leak_bytes", leak);
+    gl_jw_end(&j);
+    gl_jw_end(&j);
+    fputc('\n', f);
 }

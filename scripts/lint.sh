@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # lint.sh — clang-tidy (checks in .clang-tidy) and cppcheck over the C
 # sources, and the structure checks: no cycle between the library's files
-# but those listed in interpose/cycles.h (scripts/check-cycles.py). Fails on
-# any finding. Needs a built build/ (compile_commands.json, object files).
+# but those listed in interpose/cycles.h (scripts/check-cycles.py), no run
+# of six or more lines standing twice in report/ or store/
+# (scripts/check-duplicates.py). Fails on any finding. Needs a built build/
+# (compile_commands.json, object files).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -23,5 +25,6 @@ else
   echo "lint: cppcheck not installed, skipped"
 fi
 python3 scripts/check-cycles.py "$BUILD" || fail=1
-[ $fail = 0 ] && echo "lint: clang-tidy and cppcheck clean, no unlisted cycle"
+python3 scripts/check-duplicates.py report store || fail=1
+[ $fail = 0 ] && echo "lint: clang-tidy and cppcheck clean, no unlisted cycle, no duplicated code"
 exit $fail

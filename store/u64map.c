@@ -77,14 +77,9 @@ static int grow(struct gl_u64map *m)
     return 0;
 }
 
-int gl_u64map_get(const struct gl_u64map *m, uint64_t key, uint64_t *val)
+/* The slot of an ordinary (not marker) key: 1 with it in *slot, or 0. */
+static inline int find(const struct gl_u64map *m, uint64_t key, size_t *slot)
 {
-    if (is_marker(key)) {
-        struct gl_u64map *mm = (struct gl_u64map *)m;
-        if (*marker_flag(mm, key))
-            *val = *marker_val(mm, key);
-        return *marker_flag(mm, key);
-    }
     if (!m->cap)
         return 0;
     size_t j = gl_hash64(key) & (m->cap - 1);
@@ -93,11 +88,26 @@ int gl_u64map_get(const struct gl_u64map *m, uint64_t key, uint64_t *val)
         if (k == EMPTY)
             return 0;
         if (k == key) {
-            *val = m->vals[j];
+            *slot = j;
             return 1;
         }
         j = (j + 1) & (m->cap - 1);
     }
+}
+
+int gl_u64map_get(const struct gl_u64map *m, uint64_t key, uint64_t *val)
+{
+    if (is_marker(key)) {
+        struct gl_u64map *mm = (struct gl_u64map *)m;
+        if (*marker_flag(mm, key))
+            *val = *marker_val(mm, key);
+        return *marker_flag(mm, key);
+    }
+    size_t j;
+    if (!find(m, key, &j))
+        return 0;
+    *val = m->vals[j];
+    return 1;
 }
 
 int gl_u64map_put(struct gl_u64map *m, uint64_t key, uint64_t val)
@@ -142,18 +152,10 @@ int gl_u64map_del(struct gl_u64map *m, uint64_t key)
         *marker_flag(m, key) = 0;
         return was;
     }
-    if (!m->cap)
+    size_t j;
+    if (!find(m, key, &j))
         return 0;
-    size_t j = gl_hash64(key) & (m->cap - 1);
-    for (;;) {
-        uint64_t k = m->keys[j];
-        if (k == EMPTY)
-            return 0;
-        if (k == key) {
-            m->keys[j] = TOMB;
-            m->count--;
-            return 1;
-        }
-        j = (j + 1) & (m->cap - 1);
-    }
+    m->keys[j] = TOMB;
+    m->count--;
+    return 1;
 }

@@ -1,0 +1,40 @@
+/* render.h — the renderers of the verbs' views: each view as text and as
+ * JSON (through the one emitter, json.h). The report's dossier has its own
+ * in dossier.h. */
+#ifndef GL_RENDER_H
+#define GL_RENDER_H
+
+#include <stdio.h>
+
+#include "analysis.h"
+#include "json.h"
+#include "model.h"
+#include "views.h"
+
+/* holes: one process's pools and reserved ranges */
+void gl_render_holes_text(FILE *f, const struct gl_run *r, const struct gl_pool_holes *h, size_t nh, int series);
+void gl_render_holes_json(struct gl_json *j, const struct gl_run *r, const struct gl_pool_holes *h, size_t nh);
+
+/* leaks: one process's chains and growing stacks (top: chains shown) */
+void gl_render_leaks_text(FILE *f, struct gl_leaks_view *v, int top);
+void gl_render_leaks_json(struct gl_json *j, struct gl_leaks_view *v);
+
+/* diff: two runs by stack (top: rows per section) */
+void gl_render_diff_text(FILE *f, struct gl_diff_view *v, int top);
+
+/* gate: the verdict and the offending chains; JUnit XML into f, opened on
+ * path, which it closes (0, or 2 after saying why) */
+void gl_render_gate_text(FILE *f, struct gl_gate_view *v);
+int gl_render_gate_junit(FILE *f, const char *path, struct gl_gate_view *v);
+
+/* export (export.c): folded stacks (what: peak, leaks or allocs), a
+ * Perfetto / Chrome trace, CSV of the allocations */
+void gl_export_folded(FILE *f, struct gl_run *r, const char *what);
+void gl_export_perfetto(FILE *f, struct gl_run *r);
+void gl_export_csv(FILE *f, struct gl_run *r);
+
+/* summary: "gpuledger: DB: N events, peak ..." on f; 0, or 2 after saying
+ * why on stderr */
+int gl_print_db_summary(FILE *f, const char *path);
+
+#endif

@@ -1,0 +1,49 @@
+/* render_diff.c — the diff view as text: peak and never-freed totals, then
+ * per stack the change at the peak and in what was never freed. */
+#include <stdlib.h>
+
+#include "out.h"
+#include "render.h"
+
+static void signed_bytes(int64_t v, char *buf, size_t sz)
+{
+    char b[32];
+    snprintf(buf, sz, "%s%s", v < 0 ? "-" : "+", gl_fmt_bytes((uint64_t)(v < 0 ? -v : v), b, sizeof b));
+}
+
+/* One section: rows whose two values differ, at most top. */
+static void section(FILE *f, struct gl_diff_view *v, int top, int leak)
+{
+    char x[32], y[32], d[40];
+    fprintf(f, leak ? "\nnever freed, by stack (B - A):\n" : "\nat the peak, by stack (B - A):\n");
+    int shown = 0;
+    for (size_t i = 0; i < v->n && shown < top; i++) {
+        const struct gl_diff_row *r = &v->rows[i];
+        int64_t a = leak ? r->la : r->a, b = leak ? r->lb : r->b;
+        if (a == b)
+            continue;
+        signed_bytes(b - a, d, sizeof d);
+        fprintf(f, "  %12s  ", d);
+        if (!leak)
+            fprintf(f, "%s -> %s  ", gl_fmt_bytes((uint64_t)a, x, sizeof x), gl_fmt_bytes((uint64_t)b, y, sizeof y));
+        int side = r->stack_b ? 1 : 0;
+        gl_print_chain(f, gl_stack_get(&v->stacks[side], side ? r->stack_b : r->stack_a), 4);
+        fputc('\n', f);
+        shown++;
+    }
+    if (!shown)
+        fprintf(f, "  no change\n");
+}
+
+void gl_render_diff_text(FILE *f, struct gl_diff_view *v, int top)
+{
+    char x[32], y[32], d[40];
+    signed_bytes((int64_t)v->peak[1] - (int64_t)v->peak[0], d, sizeof d);
+    fprintf(f, "peak:        %s -> %s (%s)\n", gl_fmt_bytes(v->peak[0], x, sizeof x),
+            gl_fmt_bytes(v->peak[1], y, sizeof y), d);
+    signed_bytes(v->leak[1] - v->leak[0], d, sizeof d);
+    fprintf(f, "never freed: %s -> %s (%s)\n", gl_fmt_bytes((uint64_t)v->leak[0], x, sizeof x),
+            gl_fmt_bytes((uint64_t)v->leak[1], y, sizeof y), d);
+    section(f, v, top, 0);
+    section(f, v, top, 1);
+}

@@ -1,0 +1,76 @@
+/* render_holes.c — the holes view (gl_holes: per pool and reserved range,
+ * the worst moment, the end and a series) as text and as JSON. */
+#include <inttypes.h>
+
+#include "escape.h"
+#include "out.h"
+#include "render.h"
+
+void gl_render_holes_text(FILE *f, const struct gl_run *r, const struct gl_pool_holes *h, size_t nh, int series)
+{
+    char b1[32], b2[32], b3[32], b4[32], t[32], name[96];
+    fputs("== ", f);
+    gl_text_str(f, r->path);
+    fprintf(f, " (pid %" PRId64 ")\n", r->pid);
+    if (!nh)
+        fprintf(f, "no stream-ordered pools or reserved ranges in this run\n");
+    for (size_t k = 0; k < nh; k++) {
+        const struct gl_pool_holes *p = &h[k];
+        fprintf(f, "%s on device %d (%" PRIu64 " region%s", gl_pool_label(p, name, sizeof name), p->device,
+                p->regions, p->regions == 1 ? "" : "s");
+        if (p->sampled_reserved)
+            fprintf(f, "; the pool itself reported up to %s reserved", gl_fmt_bytes(p->sampled_reserved, b1, sizeof b1));
+        fprintf(f, ")\n");
+        const struct gl_hole_stat *w[2] = {&p->worst, &p->end};
+        const char *label[2] = {"worst", "end"};
+        for (int q = 0; q < 2; q++)
+            fprintf(f,
+                    "  %-5s %s: reserved %s, live %s, free %s in %" PRIu64 " holes, largest %s, external "
+                    "fragmentation %.3f\n",
+                    label[q], gl_fmt_rel(w[q]->ts_ns, r->first_ns, t, sizeof t),
+                    gl_fmt_bytes(w[q]->reserved, b1, sizeof b1), gl_fmt_bytes(w[q]->live, b2, sizeof b2),
+                    gl_fmt_bytes(w[q]->free, b3, sizeof b3), w[q]->holes,
+                    gl_fmt_bytes(w[q]->largest_free, b4, sizeof b4), w[q]->ext_frag);
+        for (size_t s = 0; series && s < p->nseries; s++)
+            fprintf(f, "    %s live %s free %s holes %" PRIu64 " largest %s frag %.3f\n",
+                    gl_fmt_rel(p->series[s].ts_ns, r->first_ns, t, sizeof t),
+                    gl_fmt_bytes(p->series[s].live, b1, sizeof b1), gl_fmt_bytes(p->series[s].free, b2, sizeof b2),
+                    p->series[s].holes, gl_fmt_bytes(p->series[s].largest_free, b3, sizeof b3),
+                    p->series[s].ext_frag);
+    }
+}
+
+void gl_render_holes_json(struct gl_json *j, const struct gl_run *r, const struct gl_pool_holes *h, size_t nh)
+{
+    gl_jw_obj(j, NULL);
+    gl_jw_str(j, "path", r->path);
+    gl_jw_i64(j, "pid", r->pid);
+    gl_jw_arr(j, "holes");
+    for (size_t k = 0; k < nh; k++) {
+        const struct gl_pool_holes *p = &h[k];
+        gl_jw_obj(j, NULL);
+        gl_jw_u64(j, "pool", p->pool);
+        gl_jw_str(j, "kind", p->what);
+        gl_jw_i64(j, "device", p->device);
+        gl_jw_u64(j, "regions", p->regions);
+        gl_jw_u64(j, "sampled_reserved", p->sampled_reserved);
+        gl_jw_arr(j, "series");
+        for (size_t s = 0; s < p->nseries; s++) {
+            const struct gl_hole_stat *x = &p->series[s];
+            gl_jw_obj(j, NULL);
+            gl_jw_i64(j, "ts_ns", x->ts_ns);
+            gl_jw_u64(j, "reserved", x->reserved);
+            gl_jw_u64(j, "live", x->live);
+            gl_jw_u64(j, "free", x->free);
+            gl_jw_u64(j, "largest_free", x->largest_free);
+            gl_jw_num(j, "external_fragmentation", "%.6f", x->ext_frag);
+            gl_jw_u64(j, "holes", x->holes);
+            gl_jw_end(j);
+        }
+        gl_jw_end(j);
+        gl_jw_u64(j, "worst_index", 0);
+        gl_jw_end(j);
+    }
+    gl_jw_end(j);
+    gl_jw_end(j);
+}

@@ -1,0 +1,106 @@
+/* render_leaks.c — the leaks view as text (chains, then the stacks growing
+ * step after step) and as JSON. */
+#include <inttypes.h>
+
+#include "dossier.h"
+#include "escape.h"
+#include "out.h"
+#include "render.h"
+
+static void chain_block(FILE *f, struct gl_leaks_view *v, const struct gl_group *g, int nsteps)
+{
+    char b[32], t1[32], t2[32];
+    fprintf(f, "%10s in %" PRIu64 " allocation%s  [", gl_fmt_bytes(g->bytes, b, sizeof b), g->count,
+            g->count == 1 ? "" : "s");
+    gl_text_str(f, g->category);
+    fprintf(f, "]  first %s, last %s\n", gl_fmt_rel(g->first_ns, v->run->first_ns, t1, sizeof t1),
+            gl_fmt_rel(g->last_ns, v->run->first_ns, t2, sizeof t2));
+    if (nsteps && g->steps) {
+        fputs("           live per step:", f);
+        for (int k = 0; k < nsteps; k++)
+            fprintf(f, " %s", gl_fmt_bytes(g->steps[k], b, sizeof b));
+        fputc('\n', f);
+    }
+    gl_print_frame_list(f, gl_stack_get(&v->stacks, g->stack_id), "           ");
+}
+
+void gl_render_leaks_text(FILE *f, struct gl_leaks_view *v, int top)
+{
+    const struct gl_run *r = v->run;
+    char b[32], t[32];
+    fputs("== ", f);
+    gl_text_str(f, r->path);
+    fprintf(f, " (pid %" PRId64 ")\n", r->pid);
+    if (r->dropped)
+        fprintf(f, "WARNING: %" PRId64 " events were dropped: a free may be missing, so some chains may be false\n",
+                r->dropped);
+    fprintf(f, "%s never freed in %zu leak chain%s", gl_fmt_bytes(v->leak_bytes, b, sizeof b), v->nleak,
+            v->nleak == 1 ? "" : "s");
+    if (v->cached_bytes)
+        fprintf(f, "; %s held by a caching allocator at exit (its segments, not a leak: see README)",
+                gl_fmt_bytes(v->cached_bytes, t, sizeof t));
+    if ((int64_t)(v->q->lifetime_ms * 1e6))
+        fprintf(f, "; including allocations that lived >= %.0f ms", v->q->lifetime_ms);
+    fprintf(f, "\n");
+    int shown = 0;
+    for (size_t k = 0; k < v->leaks.n && shown < top; k++) {
+        if (gl_is_cached_category(v->leaks.v[k].category))
+            continue;
+        fprintf(f, "\n#%-3d", ++shown);
+        chain_block(f, v, &v->leaks.v[k], 0);
+    }
+    if (!v->q->steps)
+        return;
+    if (r->nmarks >= 2)
+        fprintf(f, "\ngrowing step after step (%d steps ended by the program's marks):", v->nsteps);
+    else
+        fprintf(f, "\ngrowing step after step (%d slices of %zu allocations):", v->nsteps,
+                v->nsteps ? r->nallocs / (size_t)v->nsteps : 0);
+    if (!v->growing.n)
+        fprintf(f, " none\n");
+    else
+        fprintf(f, " %zu stack%s\n", v->growing.n, v->growing.n == 1 ? "" : "s");
+    for (size_t k = 0; k < v->growing.n && (int)k < top; k++) {
+        fprintf(f, "\n+%-3zu", k + 1);
+        chain_block(f, v, &v->growing.v[k], v->nsteps);
+    }
+}
+
+void gl_render_leaks_json(struct gl_json *j, struct gl_leaks_view *v)
+{
+    struct gl_stacks *s = &v->stacks;
+    gl_jw_obj(j, NULL);
+    gl_jw_str(j, "path", v->run->path);
+    gl_jw_i64(j, "pid", v->run->pid);
+    gl_jw_u64(j, "leak_bytes", v->leak_bytes);
+    gl_jw_u64(j, "cached_bytes", v->cached_bytes);
+    gl_jw_arr(j, "leaks");
+    for (size_t k = 0; k < v->leaks.n; k++) {
+        const struct gl_group *g = &v->leaks.v[k];
+        gl_jw_obj(j, NULL);
+        gl_jw_u64(j, "bytes", g->bytes);
+        gl_jw_u64(j, "count", g->count);
+        gl_jw_bool(j, "cached", gl_is_cached_category(g->category));
+        gl_jw_str(j, "category", g->category);
+        gl_jw_i64(j, "first_ns", g->first_ns);
+        gl_jw_i64(j, "last_ns", g->last_ns);
+        gl_jw_frames(j, "frames", gl_stack_get(s, g->stack_id), 64);
+        gl_jw_end(j);
+    }
+    gl_jw_end(j);
+    gl_jw_arr(j, "growing");
+    for (size_t k = 0; k < v->growing.n; k++) {
+        const struct gl_group *g = &v->growing.v[k];
+        gl_jw_obj(j, NULL);
+        gl_jw_u64(j, "growth_bytes", g->bytes);
+        gl_jw_arr(j, "steps");
+        for (int q = 0; q < v->nsteps; q++)
+            gl_jw_u64(j, NULL, g->steps[q]);
+        gl_jw_end(j);
+        gl_jw_str(j, "category", g->category);
+        gl_jw_frames(j, "frames", gl_stack_get(s, g->stack_id), 64);
+        gl_jw_end(j);
+    }
+    gl_jw_end(j);
+    gl_jw_end(j);
+}
