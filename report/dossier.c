@@ -7,13 +7,6 @@
 
 #include "u64map.h"
 
-int gl_is_cached_category(const char *cat)
-{
-    /* segments a caching allocator keeps, and module globals the driver
-     * frees at unload: held at exit by design, not leaks */
-    return cat && (!strcmp(cat, "allocator_cache") || !strcmp(cat, "static"));
-}
-
 /* Which Python version the run saw, and how many allocations carry Python
  * frames (the others come from threads not running Python). */
 static void python_share(struct gl_dossier *d, struct gl_run *run)

@@ -44,9 +44,6 @@ struct gl_dossier_opts {
 
 int gl_dossier_build(struct gl_dossier *d, struct gl_run *run, const struct gl_dossier_opts *o);
 void gl_dossier_free(struct gl_dossier *d);
-/* Is this category memory held at exit by design (a caching allocator's
- * segments, module globals), so not a leak? */
-int gl_is_cached_category(const char *cat);
 
 /* Renderers. `top` = ledger rows shown per device. (HTML: html_app.h.) */
 void gl_render_text(FILE *f, struct gl_dossier *ds, size_t n, int top);

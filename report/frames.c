@@ -1,4 +1,5 @@
-/* frames.c — see frames.h. */
+/* frames.c — a run's stacks, loaded on demand (see frames.h): frames, their
+ * names and signatures, and which frames say who wanted the memory. */
 #include "frames.h"
 
 #include <stdio.h>
@@ -114,123 +115,6 @@ void gl_stack_signature(const struct gl_stack *st, char *buf, size_t sz)
         snprintf(buf, sz, "(no stack)");
 }
 
-/* ---- categories ---------------------------------------------------------- */
-
-static const char *const default_rules =
-    "# category         field   pattern (POSIX extended regex, case-sensitive)\n"
-    "static             kind    ^static$\n"
-    "pinned_host        kind    ^host$\n"
-    "nccl               module  libnccl\n"
-    "workspace          module  libcublas|libcublasLt|libcudnn|libcufft|libcusolver|libcusparse\n"
-    "allocator_cache    frame   DeviceCachingAllocator|ExpandableSegment|CUDACachingAllocator::Native\n"
-    "kv_cache           frame   [Kk][Vv]_?[Cc]ache|kv_pool|paged_attention|PagedAttention|KVCacheManager\n"
-    "optimizer          frame   torch/optim/|optim\\.|Optimizer|_fused_adam|_multi_tensor_adam|_foreach_|adamw?_step|zero_grad\n"
-    "gradients          frame   AccumulateGrad|autograd::Engine::evaluate_function|\\.grad\\b|backward\n"
-    "parameters         frame   load_state_dict|^Module\\.(_apply|to|cuda|to_empty)(\\.|$)|from_pretrained|load_adapter|(^|[^a-z])[Ll]o[Rr][Aa]([^a-z]|$)\n"
-    "activations        frame   forward|autograd::Engine|at::native::\n"
-    "other              frame   .\n";
-
-static int field_of(const char *s, enum gl_rule_field *f)
-{
-    static const char *const names[] = {"symbol", "module", "file", "api", "kind", "frame"};
-    for (int i = 0; i < 6; i++)
-        if (!strcmp(s, names[i])) {
-            *f = (enum gl_rule_field)i;
-            return 0;
-        }
-    return -1;
-}
-
-static int parse_rules(struct gl_rules *r, const char *text, const char *name, char *err, size_t errsz)
-{
-    memset(r, 0, sizeof *r);
-    const char *p = text;
-    int lineno = 0;
-    while (*p) {
-        const char *eol = strchr(p, '\n');
-        size_t len = eol ? (size_t)(eol - p) : strlen(p);
-        char line[512];
-        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), p);
-        p = eol ? eol + 1 : p + len;
-        lineno++;
-        char *hash = strchr(line, '#');
-        if (hash && (hash == line || hash[-1] == ' ' || hash[-1] == '\t'))
-            *hash = 0;
-        char cat[64], field[32];
-        int off = 0;
-        if (sscanf(line, " %63s %31s %n", cat, field, &off) < 2)
-            continue; /* blank or comment */
-        const char *pat = line + off;
-        while (*pat == ' ' || *pat == '\t')
-            pat++;
-        size_t pl = strlen(pat);
-        while (pl && (pat[pl - 1] == ' ' || pat[pl - 1] == '\t' || pat[pl - 1] == '\r'))
-            pl--;
-        struct gl_rule *nv = realloc(r->v, (r->n + 1) * sizeof *nv);
-        if (!nv) {
-            snprintf(err, errsz, "%s: out of memory", name);
-            return -1;
-        }
-        r->v = nv;
-        struct gl_rule *rule = &r->v[r->n];
-        memset(rule, 0, sizeof *rule);
-        snprintf(rule->category, sizeof rule->category, "%s", cat);
-        snprintf(rule->pattern, sizeof rule->pattern, "%.*s", (int)pl, pat);
-        if (field_of(field, &rule->field)) {
-            snprintf(err, errsz, "%s:%d: unknown field '%s' (want symbol, module, file, frame, api or kind)", name,
-                     lineno, field);
-            return -1;
-        }
-        if (!pl) {
-            snprintf(err, errsz, "%s:%d: rule '%s %s' has no pattern", name, lineno, cat, field);
-            return -1;
-        }
-        int rc = regcomp(&rule->re, rule->pattern, REG_EXTENDED | REG_NOSUB);
-        if (rc) {
-            char msg[128];
-            regerror(rc, &rule->re, msg, sizeof msg);
-            snprintf(err, errsz, "%s:%d: bad pattern '%s': %s", name, lineno, rule->pattern, msg);
-            return -1;
-        }
-        r->n++;
-    }
-    return 0;
-}
-
-int gl_rules_default(struct gl_rules *r)
-{
-    char err[256];
-    return parse_rules(r, default_rules, "(built-in rules)", err, sizeof err);
-}
-
-int gl_rules_load(struct gl_rules *r, const char *path, char *err, size_t errsz)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, errsz, "%s: cannot read rule file", path);
-        return -1;
-    }
-    char *text = calloc(1, 1 << 20);
-    size_t n = text ? fread(text, 1, (1 << 20) - 1, f) : 0;
-    fclose(f);
-    if (!text) {
-        snprintf(err, errsz, "%s: out of memory", path);
-        return -1;
-    }
-    text[n] = 0;
-    int rc = parse_rules(r, text, path, err, errsz);
-    free(text);
-    return rc;
-}
-
-void gl_rules_free(struct gl_rules *r)
-{
-    for (size_t i = 0; i < r->n; i++)
-        regfree(&r->v[i].re);
-    free(r->v);
-    memset(r, 0, sizeof *r);
-}
-
 int gl_stack_matches(const struct gl_stack *st, const regex_t *re)
 {
     for (int i = 0; i < st->n; i++) {
@@ -242,34 +126,36 @@ int gl_stack_matches(const struct gl_stack *st, const regex_t *re)
     return 0;
 }
 
-static int rule_matches(const struct gl_rule *rule, const struct gl_stack *st, const struct gl_alloc *a)
+/* Frames of allocator plumbing that sit above every framework allocation
+ * and say nothing about who wanted the memory. */
+static int plumbing(const struct gl_frame *f)
 {
-    switch (rule->field) {
-    case GL_RF_API:
-        return !regexec(&rule->re, gl_api_name(a->api), 0, NULL, 0);
-    case GL_RF_KIND:
-        return !regexec(&rule->re, gl_kind_name(a->kind), 0, NULL, 0);
-    case GL_RF_FRAME:
-        if (!st->n) /* no stack at all: only a catch-all matches */
-            return !regexec(&rule->re, "-", 0, NULL, 0);
-        return gl_stack_matches(st, &rule->re);
-    default:
-        break;
-    }
-    for (int i = 0; i < st->n; i++) {
-        const struct gl_frame *f = &st->f[i];
-        const char *v = rule->field == GL_RF_SYMBOL ? f->symbol : rule->field == GL_RF_MODULE ? f->module : f->file;
-        if (v && !regexec(&rule->re, v, 0, NULL, 0))
+    static const char *const prefixes[] = {"c10::cuda::CUDACachingAllocator", "c10::cuda::",
+                                           "c10::StorageImpl", "c10::make_intrusive", "at::detail::empty",
+                                           "at::TensorBase::", "c10::intrusive_ptr", "c10::Allocator"};
+    if (!f->symbol)
+        return 0;
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (!strncmp(f->symbol, prefixes[i], strlen(prefixes[i])))
             return 1;
-    }
     return 0;
 }
 
-const char *gl_categorize(const struct gl_rules *r, struct gl_stacks *s, const struct gl_alloc *a)
+int gl_first_interesting(const struct gl_stack *st)
 {
-    const struct gl_stack *st = gl_stack_get(s, a->stack_id);
-    for (size_t i = 0; i < r->n; i++)
-        if (rule_matches(&r->v[i], st, a))
-            return r->v[i].category;
-    return "other";
+    int k = 0;
+    /* allocator plumbing, and unnamed frames inside a library (stripped
+     * internals) when a named frame follows */
+    while (k + 1 < st->n && (plumbing(&st->f[k]) || (!st->f[k].symbol && st->f[k + 1].module &&
+                                                     st->f[k].module && !strcmp(st->f[k].module, st->f[k + 1].module))))
+        k++;
+    return k;
+}
+
+int gl_first_python(const struct gl_stack *st, int from)
+{
+    for (int i = from; i < st->n; i++)
+        if (st->f[i].python)
+            return i;
+    return -1;
 }

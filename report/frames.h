@@ -1,6 +1,7 @@
-/* frames.h — stack frames of a database, loaded on demand and cached, and
- * the category rules that map a stack to "parameters", "optimizer",
- * "kv_cache", … (built-in defaults, or a rule file given with --rules). */
+/* frames.h — stack frames of a database, loaded on demand and cached
+ * (frames.c), and the category rules (categories.c) that map a stack to
+ * "parameters", "optimizer", "kv_cache", … (built-in defaults, or a rule
+ * file given with --rules), and which frames say who wanted the memory. */
 #ifndef GL_FRAMES_H
 #define GL_FRAMES_H
 
@@ -40,7 +41,14 @@ const char *gl_frame_name(const struct gl_frame *f, char *buf, size_t sz);
  * across databases. */
 void gl_stack_signature(const struct gl_stack *st, char *buf, size_t sz);
 
-/* ---- categories ---- */
+/* True if any frame of the stack (symbol or module) matches re. */
+int gl_stack_matches(const struct gl_stack *st, const regex_t *re);
+/* Index of the first frame that is not allocator plumbing (c10::cuda::…). */
+int gl_first_interesting(const struct gl_stack *st);
+/* Index of the first Python frame at or after `from`, or -1. */
+int gl_first_python(const struct gl_stack *st, int from);
+
+/* ---- categories (categories.c) ---- */
 
 enum gl_rule_field { GL_RF_SYMBOL, GL_RF_MODULE, GL_RF_FILE, GL_RF_API, GL_RF_KIND, GL_RF_FRAME };
 
@@ -63,7 +71,8 @@ int gl_rules_load(struct gl_rules *r, const char *path, char *err, size_t errsz)
 void gl_rules_free(struct gl_rules *r);
 /* Category of an allocation made with this api/kind at this stack. */
 const char *gl_categorize(const struct gl_rules *r, struct gl_stacks *s, const struct gl_alloc *a);
-/* True if any frame of the stack (symbol or module) matches re. */
-int gl_stack_matches(const struct gl_stack *st, const regex_t *re);
+/* Memory of this category is held at exit by design (caching-allocator
+ * segments, module globals): not a leak. */
+int gl_is_cached_category(const char *cat);
 
 #endif

@@ -6,40 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Frames of allocator plumbing that sit above every framework allocation
- * and say nothing about who wanted the memory. */
-static int plumbing(const struct gl_frame *f)
-{
-    static const char *const prefixes[] = {"c10::cuda::CUDACachingAllocator", "c10::cuda::",
-                                           "c10::StorageImpl", "c10::make_intrusive", "at::detail::empty",
-                                           "at::TensorBase::", "c10::intrusive_ptr", "c10::Allocator"};
-    if (!f->symbol)
-        return 0;
-    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
-        if (!strncmp(f->symbol, prefixes[i], strlen(prefixes[i])))
-            return 1;
-    return 0;
-}
-
-int gl_first_interesting(const struct gl_stack *st)
-{
-    int k = 0;
-    /* allocator plumbing, and unnamed frames inside a library (stripped
-     * internals) when a named frame follows */
-    while (k + 1 < st->n && (plumbing(&st->f[k]) || (!st->f[k].symbol && st->f[k + 1].module &&
-                                                     st->f[k].module && !strcmp(st->f[k].module, st->f[k + 1].module))))
-        k++;
-    return k;
-}
-
-int gl_first_python(const struct gl_stack *st, int from)
-{
-    for (int i = from; i < st->n; i++)
-        if (st->f[i].python)
-            return i;
-    return -1;
-}
-
 static void frame_line(FILE *f, const char *indent, int i, const char *name)
 {
     fprintf(f, "%s%2d  ", indent, i);

@@ -10,10 +10,6 @@
 #include "escape.h"
 #include "frames.h"
 
-/* Index of the first frame that is not allocator plumbing (c10::cuda::…). */
-int gl_first_interesting(const struct gl_stack *st);
-/* Index of the first Python frame at or after `from`, or -1. */
-int gl_first_python(const struct gl_stack *st, int from);
 /* The frames of a stack, one a line after `indent`: allocator plumbing
  * folded, a few native frames, then the Python frames. */
 void gl_print_frame_list(FILE *f, const struct gl_stack *st, const char *indent);
