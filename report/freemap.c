@@ -143,13 +143,19 @@ static void update(struct gl_freemap *m, size_t i, size_t nl, size_t nr, size_t 
     pull(m, i);
 }
 
+/* Clip [*lo, *hi) to the map's range: 0 when nothing of it is left. */
+static int clip(const struct gl_freemap *m, uint64_t *lo, uint64_t *hi)
+{
+    if (*lo < m->lo)
+        *lo = m->lo;
+    if (*hi > m->hi)
+        *hi = m->hi;
+    return m->nleaves && *lo < *hi;
+}
+
 void gl_freemap_add(struct gl_freemap *m, uint64_t lo, uint64_t hi, int delta)
 {
-    if (lo < m->lo)
-        lo = m->lo;
-    if (hi > m->hi)
-        hi = m->hi;
-    if (!m->nleaves || lo >= hi)
+    if (!clip(m, &lo, &hi))
         return;
     size_t ql = leaf_of(m, lo), qr = leaf_of(m, hi - 1) + 1;
     update(m, 1, 0, m->size, ql, qr, delta);
@@ -157,11 +163,7 @@ void gl_freemap_add(struct gl_freemap *m, uint64_t lo, uint64_t hi, int delta)
 
 void gl_freemap_exclude(struct gl_freemap *m, uint64_t lo, uint64_t hi)
 {
-    if (lo < m->lo)
-        lo = m->lo;
-    if (hi > m->hi)
-        hi = m->hi;
-    if (!m->nleaves || lo >= hi)
+    if (!clip(m, &lo, &hi))
         return;
     struct gl_freegap *g = realloc(m->excl, (m->nexcl + 1) * sizeof *g);
     if (!g)

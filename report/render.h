@@ -14,6 +14,9 @@
 /* holes: one process's pools and reserved ranges */
 void gl_render_holes_text(FILE *f, const struct gl_run *r, const struct gl_pool_holes *h, size_t nh, int series);
 void gl_render_holes_json(struct gl_json *j, const struct gl_run *r, const struct gl_pool_holes *h, size_t nh);
+/* The figures of a hole statistic as members (reserved, live, free,
+ * largest_free, external_fragmentation, holes). */
+void gl_jw_hole_figures(struct gl_json *j, const struct gl_hole_stat *h);
 
 /* leaks: one process's chains and growing stacks (top: chains shown) */
 void gl_render_leaks_text(FILE *f, struct gl_leaks_view *v, int top);

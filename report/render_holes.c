@@ -40,6 +40,16 @@ void gl_render_holes_text(FILE *f, const struct gl_run *r, const struct gl_pool_
     }
 }
 
+void gl_jw_hole_figures(struct gl_json *j, const struct gl_hole_stat *h)
+{
+    gl_jw_u64(j, "reserved", h->reserved);
+    gl_jw_u64(j, "live", h->live);
+    gl_jw_u64(j, "free", h->free);
+    gl_jw_u64(j, "largest_free", h->largest_free);
+    gl_jw_num(j, "external_fragmentation", "%.6f", h->ext_frag);
+    gl_jw_u64(j, "holes", h->holes);
+}
+
 void gl_render_holes_json(struct gl_json *j, const struct gl_run *r, const struct gl_pool_holes *h, size_t nh)
 {
     gl_jw_obj(j, NULL);
@@ -59,12 +69,7 @@ void gl_render_holes_json(struct gl_json *j, const struct gl_run *r, const struc
             const struct gl_hole_stat *x = &p->series[s];
             gl_jw_obj(j, NULL);
             gl_jw_i64(j, "ts_ns", x->ts_ns);
-            gl_jw_u64(j, "reserved", x->reserved);
-            gl_jw_u64(j, "live", x->live);
-            gl_jw_u64(j, "free", x->free);
-            gl_jw_u64(j, "largest_free", x->largest_free);
-            gl_jw_num(j, "external_fragmentation", "%.6f", x->ext_frag);
-            gl_jw_u64(j, "holes", x->holes);
+            gl_jw_hole_figures(j, x);
             gl_jw_end(j);
         }
         gl_jw_end(j);

@@ -2,6 +2,7 @@
  * one emitter (json.h). */
 #include "dossier.h"
 #include "json.h"
+#include "render.h"
 
 static void groups(struct gl_json *j, const char *key, struct gl_dossier *ds, const struct gl_groups *g, int top,
                    int times)
@@ -24,23 +25,12 @@ static void groups(struct gl_json *j, const char *key, struct gl_dossier *ds, co
     gl_jw_end(j);
 }
 
-/* The figures of a hole statistic (without seq / ts_ns). */
-static void hole_figures(struct gl_json *j, const struct gl_hole_stat *h)
-{
-    gl_jw_u64(j, "reserved", h->reserved);
-    gl_jw_u64(j, "live", h->live);
-    gl_jw_u64(j, "free", h->free);
-    gl_jw_u64(j, "largest_free", h->largest_free);
-    gl_jw_num(j, "external_fragmentation", "%.6f", h->ext_frag);
-    gl_jw_u64(j, "holes", h->holes);
-}
-
 static void hole(struct gl_json *j, const char *key, const struct gl_hole_stat *h)
 {
     gl_jw_obj(j, key);
     gl_jw_i64(j, "seq", h->seq);
     gl_jw_i64(j, "ts_ns", h->ts_ns);
-    hole_figures(j, h);
+    gl_jw_hole_figures(j, h);
     gl_jw_end(j);
 }
 
@@ -54,7 +44,7 @@ static void holes(struct gl_json *j, struct gl_dossier *ds, int device)
         gl_jw_obj(j, NULL);
         gl_jw_u64(j, "pool", p->pool);
         gl_jw_str(j, "kind", p->what);
-        hole_figures(j, &p->worst);
+        gl_jw_hole_figures(j, &p->worst);
         hole(j, "worst", &p->worst);
         hole(j, "end", &p->end);
         gl_jw_end(j);

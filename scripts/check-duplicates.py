@@ -3,8 +3,7 @@
 DIRs hold the same run of MIN (6) or more lines of code: copied logic that
 should be one function. Lines are compared with white space folded;
 blank lines, comments, preprocessor lines and lines of punctuation alone
-(braces, "} else {") are passed over, so a run is six lines that do
-something. Prints each pair as FILE:FIRST-LAST ~ FILE:FIRST-LAST; exit 1 if
+(braces, "} else {") are passed over. Prints each pair as FILE:FIRST-LAST ~ FILE:FIRST-LAST; exit 1 if
 there is one."""
 import os
 import re
@@ -24,7 +23,7 @@ def code_lines(path):
         folded = " ".join(line.split())
         if not folded or folded.startswith("#") or not re.search(r"[A-Za-z0-9]", folded):
             continue
-        if folded in ("} else {", "else", "break;", "continue;", "return 0;", "return -1;", "return;", "default:"):
+        if folded in ("} else {", "else", "default:"):
             continue
         out.append((n, folded))
     return out
