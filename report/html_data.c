@@ -11,6 +11,7 @@
 #include "analysis.h"
 #include "dossier.h"
 #include "escape.h"
+#include "json.h"
 #include "sweep.h"
 #include "u64map.h"
 
@@ -429,66 +430,56 @@ static void devtrack_free(struct devtrack *d)
 
 /* ---- writing --------------------------------------------------------------- */
 
-static void write_ids(FILE *f, const int64_t *v, size_t n)
+static void write_ids(struct gl_json *j, const int64_t *v, size_t n)
 {
-    fputc('[', f);
+    gl_jw_arr(j, NULL);
     for (size_t i = 0; i < n; i++)
-        fprintf(f, "%s%" PRId64, i ? "," : "", v[i]);
-    fputc(']', f);
+        gl_jw_i64(j, NULL, v[i]);
+    gl_jw_end(j);
 }
 
 /* Frame ids of a stack (for stacks that are not rows: a failed call). */
-static int write_stack_frames(FILE *f, struct ctx *c, int64_t stack_id)
+static int write_stack_frames(struct gl_json *j, const char *key, struct ctx *c, int64_t stack_id)
 {
     const struct gl_stack *st = gl_stack_get(&c->stacks, stack_id);
-    fputc('[', f);
+    gl_jw_arr(j, key);
     for (int i = 0; i < st->n; i++) {
         int64_t id = frame_id(c, &st->f[i]);
         if (id < 0)
             return -1;
-        fprintf(f, "%s%" PRId64, i ? "," : "", id);
+        gl_jw_i64(j, NULL, id);
     }
-    fputc(']', f);
+    gl_jw_end(j);
     return 0;
 }
 
 /* Ledger groups (merged, categorized) as [[row, bytes, count], ...]. */
-static int write_groups(FILE *f, struct ctx *c, const struct gl_groups *g, int times)
+static int write_groups(struct gl_json *j, const char *key, struct ctx *c, const struct gl_groups *g, int times)
 {
-    fputc('[', f);
+    gl_jw_arr(j, key);
     for (size_t i = 0; i < g->n; i++) {
         int64_t row = row_for(c, g->v[i].stack_id, g->v[i].category);
         if (row < 0)
             return -1;
-        fprintf(f, "%s[%" PRId64 ",%" PRIu64 ",%" PRIu64, i ? "," : "", row, g->v[i].bytes, g->v[i].count);
-        if (times)
-            fprintf(f, ",%" PRId64 ",%" PRId64, g->v[i].first_ns - c->r->first_ns, g->v[i].last_ns - c->r->first_ns);
-        fputc(']', f);
+        gl_jw_arr(j, NULL);
+        gl_jw_i64(j, NULL, row);
+        gl_jw_u64(j, NULL, g->v[i].bytes);
+        gl_jw_u64(j, NULL, g->v[i].count);
+        if (times) {
+            gl_jw_i64(j, NULL, g->v[i].first_ns - c->r->first_ns);
+            gl_jw_i64(j, NULL, g->v[i].last_ns - c->r->first_ns);
+        }
+        gl_jw_end(j);
     }
-    fputc(']', f);
+    gl_jw_end(j);
     return 0;
 }
 
-static int write_device(FILE *f, struct ctx *c, int k, const struct devtrack *d, int nb)
+/* The device's OOMs, each with the ledger live at that moment. */
+static int write_ooms(struct gl_json *j, struct ctx *c, const struct gl_device *dev)
 {
     struct gl_run *r = c->r;
-    const struct gl_device *dev = &r->devs[k];
-    int64_t t0 = r->first_ns;
-    fprintf(f, "{\"device\":%d,\"peak\":[%" PRId64 ",%" PRId64 ",%" PRIu64 "],\"end_bytes\":%" PRIu64
-               ",\"buckets\":%d,\"moments\":[",
-            dev->device, dev->peak_seq, dev->peak_ns - t0, dev->peak, dev->live_end, nb);
-    for (size_t i = 0; i < d->nm; i++)
-        fprintf(f, "%s[%" PRId64 ",%" PRId64 ",%" PRId64 "]", i ? "," : "", d->m[i].seq, d->m[i].ts - t0,
-                d->bytes.v[i]);
-    fputs("],\"deltas\":[", f);
-    for (size_t i = 0; i < d->nm; i++) {
-        fputs(i ? ",[" : "[", f);
-        for (int64_t j = d->off.v[i]; j < d->off.v[i + 1]; j++)
-            fprintf(f, "%s%" PRId64, j > d->off.v[i] ? "," : "", d->delta.v[j]);
-        fputc(']', f);
-    }
-    fputs("],\"ooms\":[", f);
-    int first = 1;
+    gl_jw_arr(j, "ooms");
     for (size_t i = 0; i < r->nfails; i++) {
         const struct gl_fail *fl = &r->fails[i];
         if (fl->device != dev->device || fl->op != GL_OP_OOM)
@@ -497,19 +488,28 @@ static int write_device(FILE *f, struct ctx *c, int k, const struct devtrack *d,
         gl_ledger_at(r, dev->device, fl->seq, &g);
         gl_groups_merge_chains(&g, &c->stacks);
         gl_groups_categorize(&g, c->o->rules, &c->stacks);
-        fprintf(f, "%s{\"seq\":%" PRId64 ",\"t\":%" PRId64 ",\"api\":", first ? "" : ",", fl->seq, fl->ts_ns - t0);
-        first = 0;
-        gl_json_script_str(f, gl_api_name(fl->api));
-        fprintf(f, ",\"size\":%" PRIu64 ",\"result\":%d,\"live\":%" PRIu64 ",\"frames\":", fl->size, fl->result,
-                g.total_bytes);
-        int rc = write_stack_frames(f, c, fl->stack_id);
-        fputs(",\"ledger\":", f);
-        rc |= write_groups(f, c, &g, 0);
-        fputc('}', f);
+        gl_jw_obj(j, NULL);
+        gl_jw_i64(j, "seq", fl->seq);
+        gl_jw_i64(j, "t", fl->ts_ns - r->first_ns);
+        gl_jw_str(j, "api", gl_api_name(fl->api));
+        gl_jw_u64(j, "size", fl->size);
+        gl_jw_i64(j, "result", fl->result);
+        gl_jw_u64(j, "live", g.total_bytes);
+        int rc = write_stack_frames(j, "frames", c, fl->stack_id);
+        rc |= write_groups(j, "ledger", c, &g, 0);
+        gl_jw_end(j);
         gl_groups_free(&g);
         if (rc)
             return -1;
     }
+    gl_jw_end(j);
+    return 0;
+}
+
+/* Leak chains and the stacks growing step after step. */
+static int write_leaks_growth(struct gl_json *j, struct ctx *c, const struct gl_device *dev)
+{
+    struct gl_run *r = c->r;
     struct gl_groups g;
     struct gl_leak_opts lo = {0, 0, 0};
     gl_leaks(r, dev->device, &lo, &g);
@@ -518,63 +518,109 @@ static int write_device(FILE *f, struct ctx *c, int k, const struct devtrack *d,
     uint64_t leak = 0, cached = 0;
     for (size_t i = 0; i < g.n; i++)
         *(gl_is_cached_category(g.v[i].category) ? &cached : &leak) += g.v[i].bytes;
-    fputs("],\"leaks\":", f);
-    int rc = write_groups(f, c, &g, 1);
+    int rc = write_groups(j, "leaks", c, &g, 1);
     gl_groups_free(&g);
-    fprintf(f, ",\"leak_bytes\":%" PRIu64 ",\"cached_bytes\":%" PRIu64, leak, cached);
+    gl_jw_u64(j, "leak_bytes", leak);
+    gl_jw_u64(j, "cached_bytes", cached);
     int nsteps = gl_growth(r, dev->device, 10, 0, &g);
     gl_groups_categorize(&g, c->o->rules, &c->stacks);
-    fprintf(f, ",\"growth\":{\"steps\":%d,\"by_marks\":%s,\"rows\":[", nsteps > 0 ? nsteps : 0,
-            r->nmarks >= 2 ? "true" : "false");
+    gl_jw_obj(j, "growth");
+    gl_jw_i64(j, "steps", nsteps > 0 ? nsteps : 0);
+    gl_jw_bool(j, "by_marks", r->nmarks >= 2);
+    gl_jw_arr(j, "rows");
     for (size_t i = 0; i < g.n && nsteps > 0; i++) {
         int64_t row = row_for(c, g.v[i].stack_id, g.v[i].category);
         if (row < 0)
             rc = -1;
-        fprintf(f, "%s[%" PRId64 ",%" PRIu64 ",[", i ? "," : "", row, g.v[i].bytes);
+        gl_jw_arr(j, NULL);
+        gl_jw_i64(j, NULL, row);
+        gl_jw_u64(j, NULL, g.v[i].bytes);
+        gl_jw_arr(j, NULL);
         for (int s = 0; s < nsteps && g.v[i].steps; s++)
-            fprintf(f, "%s%" PRIu64, s ? "," : "", g.v[i].steps[s]);
-        fputs("]]", f);
+            gl_jw_u64(j, NULL, g.v[i].steps[s]);
+        gl_jw_end(j);
+        gl_jw_end(j);
     }
-    fputs("]}}", f);
+    gl_jw_end(j);
+    gl_jw_end(j);
     gl_groups_free(&g);
     return rc;
 }
 
-static void write_holes(FILE *f, struct gl_run *r)
+static int write_device(struct gl_json *j, struct ctx *c, int k, const struct devtrack *d, int nb)
+{
+    const struct gl_device *dev = &c->r->devs[k];
+    int64_t t0 = c->r->first_ns;
+    gl_jw_obj(j, NULL);
+    gl_jw_i64(j, "device", dev->device);
+    gl_jw_arr(j, "peak");
+    gl_jw_i64(j, NULL, dev->peak_seq);
+    gl_jw_i64(j, NULL, dev->peak_ns - t0);
+    gl_jw_u64(j, NULL, dev->peak);
+    gl_jw_end(j);
+    gl_jw_u64(j, "end_bytes", dev->live_end);
+    gl_jw_i64(j, "buckets", nb);
+    gl_jw_arr(j, "moments");
+    for (size_t i = 0; i < d->nm; i++) {
+        gl_jw_arr(j, NULL);
+        gl_jw_i64(j, NULL, d->m[i].seq);
+        gl_jw_i64(j, NULL, d->m[i].ts - t0);
+        gl_jw_i64(j, NULL, d->bytes.v[i]);
+        gl_jw_end(j);
+    }
+    gl_jw_end(j);
+    gl_jw_arr(j, "deltas");
+    for (size_t i = 0; i < d->nm; i++)
+        write_ids(j, d->delta.v + d->off.v[i], (size_t)(d->off.v[i + 1] - d->off.v[i]));
+    gl_jw_end(j);
+    int rc = write_ooms(j, c, dev) || write_leaks_growth(j, c, dev) ? -1 : 0;
+    gl_jw_end(j);
+    return rc;
+}
+
+static void write_holes(struct gl_json *j, struct gl_run *r)
 {
     struct gl_pool_holes *h;
     size_t n;
-    fputs(",\"holes\":[", f);
+    gl_jw_arr(j, "holes");
     if (gl_holes(r, 0, &h, &n)) {
-        fputc(']', f);
+        gl_jw_end(j);
         return;
     }
     for (size_t i = 0; i < n; i++) {
         char label[96];
-        fputs(i ? ",{\"label\":" : "{\"label\":", f);
-        gl_json_script_str(f, gl_pool_label(&h[i], label, sizeof label));
+        gl_jw_obj(j, NULL);
+        gl_jw_str(j, "label", gl_pool_label(&h[i], label, sizeof label));
         size_t worst = 0;
         for (size_t s = 0; s < h[i].nseries; s++)
             if (h[i].series[s].seq == h[i].worst.seq)
                 worst = s;
-        fprintf(f, ",\"device\":%d,\"sampled_reserved\":%" PRIu64 ",\"worst\":%zu,\"series\":[", h[i].device,
-                h[i].sampled_reserved, worst);
+        gl_jw_i64(j, "device", h[i].device);
+        gl_jw_u64(j, "sampled_reserved", h[i].sampled_reserved);
+        gl_jw_u64(j, "worst", worst);
+        gl_jw_arr(j, "series");
         for (size_t s = 0; s < h[i].nseries; s++) {
             const struct gl_hole_stat *x = &h[i].series[s];
-            fprintf(f, "%s[%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]",
-                    s ? "," : "", x->seq, x->ts_ns - r->first_ns, x->reserved, x->live, x->free, x->largest_free,
-                    x->holes);
+            const int64_t v[7] = {x->seq,
+                                  x->ts_ns - r->first_ns,
+                                  (int64_t)x->reserved,
+                                  (int64_t)x->live,
+                                  (int64_t)x->free,
+                                  (int64_t)x->largest_free,
+                                  (int64_t)x->holes};
+            write_ids(j, v, 7);
         }
-        fputs("]}", f);
+        gl_jw_end(j);
+        gl_jw_end(j);
     }
-    fputc(']', f);
+    gl_jw_end(j);
     gl_holes_free(h, n);
 }
 
-static void write_annots(FILE *f, struct gl_run *r, const struct gl_annots *an)
+static void write_annots(struct gl_json *j, struct gl_run *r, const struct gl_annots *an)
 {
     size_t dropped = 0, sent = 0;
-    fputs(",\"marks\":[", f);
+    gl_jw_arr(j, "marks");
     for (size_t i = 0; i < an->n; i++) {
         const struct gl_annot *x = &an->v[i];
         if (x->op != GL_OP_MARK)
@@ -583,11 +629,14 @@ static void write_annots(FILE *f, struct gl_run *r, const struct gl_annots *an)
             dropped++;
             continue;
         }
-        fprintf(f, "%s[%" PRId64 ",%" PRId64 ",", sent > 1 ? "," : "", x->seq, x->ts_ns - r->first_ns);
-        gl_json_script_str(f, x->label);
-        fputc(']', f);
+        gl_jw_arr(j, NULL);
+        gl_jw_i64(j, NULL, x->seq);
+        gl_jw_i64(j, NULL, x->ts_ns - r->first_ns);
+        gl_jw_str(j, NULL, x->label);
+        gl_jw_end(j);
     }
-    fputs("],\"ranges\":[", f);
+    gl_jw_end(j);
+    gl_jw_arr(j, "ranges");
     sent = 0;
     for (size_t i = 0; i < an->n; i++) {
         const struct gl_annot *x = &an->v[i];
@@ -598,44 +647,53 @@ static void write_annots(FILE *f, struct gl_run *r, const struct gl_annots *an)
             continue;
         }
         int64_t end_seq = x->end_seq ? x->end_seq : 0, end_ns = x->end_seq ? x->end_ns : r->last_ns;
-        fprintf(f, "%s[%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",", sent > 1 ? "," : "", x->seq,
-                x->ts_ns - r->first_ns, end_seq, end_ns - r->first_ns);
-        gl_json_script_str(f, x->label);
-        fprintf(f, ",%d,%d]", x->depth, x->tid);
+        gl_jw_arr(j, NULL);
+        gl_jw_i64(j, NULL, x->seq);
+        gl_jw_i64(j, NULL, x->ts_ns - r->first_ns);
+        gl_jw_i64(j, NULL, end_seq);
+        gl_jw_i64(j, NULL, end_ns - r->first_ns);
+        gl_jw_str(j, NULL, x->label);
+        gl_jw_i64(j, NULL, x->depth);
+        gl_jw_i64(j, NULL, x->tid);
+        gl_jw_end(j);
     }
-    fprintf(f, "],\"annotations_left_out\":%zu", dropped);
+    gl_jw_end(j);
+    gl_jw_u64(j, "annotations_left_out", dropped);
 }
 
-static void write_tables(FILE *f, struct ctx *c)
+static void write_tables(struct gl_json *j, struct ctx *c)
 {
-    fputs(",\"categories\":[", f);
-    for (int i = 0; i < c->ncats; i++) {
-        if (i)
-            fputc(',', f);
-        gl_json_script_str(f, c->cats[i]);
-    }
-    fputs("],\"cached_categories\":[", f);
-    for (int i = 0, n = 0; i < c->ncats; i++)
+    gl_jw_arr(j, "categories");
+    for (int i = 0; i < c->ncats; i++)
+        gl_jw_str(j, NULL, c->cats[i]);
+    gl_jw_end(j);
+    gl_jw_arr(j, "cached_categories");
+    for (int i = 0; i < c->ncats; i++)
         if (gl_is_cached_category(c->cats[i]))
-            fprintf(f, "%s%d", n++ ? "," : "", i);
-    fputs("],\"frames\":[", f);
+            gl_jw_i64(j, NULL, i);
+    gl_jw_end(j);
+    gl_jw_arr(j, "frames");
     for (size_t i = 0; i < c->frame_ids.n; i++) {
         const struct gl_frame *fr = c->frames[i].f;
-        fputs(i ? ",[" : "[", f);
-        gl_json_script_str(f, fr->symbol);
-        fputc(',', f);
-        gl_json_script_str(f, fr->module);
-        fputc(',', f);
-        gl_json_script_str(f, fr->file);
-        fprintf(f, ",%d,%d,%llu]", fr->line > 0 ? fr->line : 0, fr->python ? 1 : 0, (unsigned long long)fr->offset);
+        gl_jw_arr(j, NULL);
+        gl_jw_str(j, NULL, fr->symbol);
+        gl_jw_str(j, NULL, fr->module);
+        gl_jw_str(j, NULL, fr->file);
+        gl_jw_i64(j, NULL, fr->line > 0 ? fr->line : 0);
+        gl_jw_i64(j, NULL, fr->python ? 1 : 0);
+        gl_jw_u64(j, NULL, fr->offset);
+        gl_jw_end(j);
     }
-    fputs("],\"rows\":[", f);
+    gl_jw_end(j);
+    gl_jw_arr(j, "rows");
     for (size_t i = 0; i < c->nrows; i++) {
-        fprintf(f, "%s[%d,%" PRId64 ",", i ? "," : "", c->rows[i].cat, c->rows[i].stack_id);
-        write_ids(f, c->row_frames.v + c->rows[i].frames_at, c->rows[i].nframes);
-        fputc(']', f);
+        gl_jw_arr(j, NULL);
+        gl_jw_i64(j, NULL, c->rows[i].cat);
+        gl_jw_i64(j, NULL, c->rows[i].stack_id);
+        write_ids(j, c->row_frames.v + c->rows[i].frames_at, c->rows[i].nframes);
+        gl_jw_end(j);
     }
-    fputc(']', f);
+    gl_jw_end(j);
 }
 
 static void ctx_free(struct ctx *c)
@@ -686,38 +744,36 @@ int gl_html_data_write(FILE *f, struct gl_run *r, const struct gl_html_opts *o)
         nb /= 2;
     }
     if (!rc) {
-        fputs("{\"path\":", f);
-        gl_json_script_str(f, r->path);
-        fprintf(f, ",\"pid\":%" PRId64 ",\"host\":", r->pid);
-        gl_json_script_str(f, r->host);
-        fputs(",\"rank\":", f);
-        gl_json_script_str(f, r->rank);
-        fputs(",\"cmdline\":", f);
-        gl_json_script_str(f, r->cmdline);
-        fprintf(f, ",\"events\":%" PRId64 ",\"dropped\":%" PRId64 ",\"truncated\":%" PRId64 ",\"span_ns\":%" PRId64,
-                r->event_count, r->dropped, r->truncated, r->last_ns - r->first_ns);
+        struct gl_json j;
+        gl_jw_init_script(&j, f);
+        gl_jw_obj(&j, NULL);
+        gl_jw_str(&j, "path", r->path);
+        gl_jw_i64(&j, "pid", r->pid);
+        gl_jw_str(&j, "host", r->host);
+        gl_jw_str(&j, "rank", r->rank);
+        gl_jw_str(&j, "cmdline", r->cmdline);
+        gl_jw_i64(&j, "events", r->event_count);
+        gl_jw_i64(&j, "dropped", r->dropped);
+        gl_jw_i64(&j, "truncated", r->truncated);
+        gl_jw_i64(&j, "span_ns", r->last_ns - r->first_ns);
         if (o->at) {
-            fprintf(f, ",\"selected\":{\"seq\":%" PRId64 ",\"t\":%" PRId64 ",\"desc\":", o->at->seq,
-                    o->at->ts_ns - r->first_ns);
-            gl_json_script_str(f, o->at->desc);
-            fputc('}', f);
+            gl_jw_obj(&j, "selected");
+            gl_jw_i64(&j, "seq", o->at->seq);
+            gl_jw_i64(&j, "t", o->at->ts_ns - r->first_ns);
+            gl_jw_str(&j, "desc", o->at->desc);
+            gl_jw_end(&j);
         } else {
-            fputs(",\"selected\":null", f);
+            gl_jw_null(&j, "selected");
         }
-        write_annots(f, r, &an);
-        fputs(",\"devices\":[", f);
-        int n = 0;
-        for (int k = 0; k < r->ndevs && !rc; k++) {
-            if (o->device != -2 && r->devs[k].device != o->device)
-                continue;
-            if (n++)
-                fputc(',', f);
-            rc = write_device(f, &c, k, &dt[k], nb);
-        }
-        fputc(']', f);
-        write_holes(f, r);
-        write_tables(f, &c); /* last: the sections above add rows and frames */
-        fputs("}", f);
+        write_annots(&j, r, &an);
+        gl_jw_arr(&j, "devices");
+        for (int k = 0; k < r->ndevs && !rc; k++)
+            if (o->device == -2 || r->devs[k].device == o->device)
+                rc = write_device(&j, &c, k, &dt[k], nb);
+        gl_jw_end(&j);
+        write_holes(&j, r);
+        write_tables(&j, &c); /* last: the sections above add rows and frames */
+        gl_jw_end(&j);
     }
     for (int k = 0; k < r->ndevs; k++)
         devtrack_free(&dt[k]);

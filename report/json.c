@@ -11,6 +11,13 @@ void gl_jw_init(struct gl_json *j, FILE *f)
     j->f = f;
     j->depth = 0;
     j->any[0] = 0;
+    j->script = 0;
+}
+
+void gl_jw_init_script(struct gl_json *j, FILE *f)
+{
+    gl_jw_init(j, f);
+    j->script = 1;
 }
 
 /* The comma and "key": before a member. */
@@ -62,7 +69,10 @@ void gl_jw_end(struct gl_json *j)
 void gl_jw_str(struct gl_json *j, const char *key, const char *s)
 {
     member(j, key);
-    gl_json_str(j->f, s);
+    if (j->script)
+        gl_json_script_str(j->f, s);
+    else
+        gl_json_str(j->f, s);
 }
 
 void gl_jw_i64(struct gl_json *j, const char *key, int64_t v)

@@ -16,11 +16,14 @@ struct gl_json {
     char close[GL_JSON_MAX_DEPTH]; /* '}' or ']' of each open level */
     char any[GL_JSON_MAX_DEPTH];   /* the level has a member: the next one gets a comma */
     char lines[GL_JSON_MAX_DEPTH]; /* the level's members are separated by ",\n" */
+    int script;                    /* strings safe inside an HTML <script> (gl_json_script_str) */
 };
 
 struct gl_stack;
 
 void gl_jw_init(struct gl_json *j, FILE *f);
+/* The same for JSON that goes inside an HTML <script> element. */
+void gl_jw_init_script(struct gl_json *j, FILE *f);
 /* Open an object / array: as the value of key inside an object, or as the
  * next element of an array (key NULL). */
 void gl_jw_obj(struct gl_json *j, const char *key);
