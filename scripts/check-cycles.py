@@ -4,7 +4,9 @@ and cupti/ uses which file's symbols (from the object files' symbol tables:
 an undefined symbol of A defined by B is an edge A -> B) must have no cycle
 once the edges listed with their reason in interpose/cycles.h
 ("edge: A.c -> B.c: reason") are left out. Prints each cycle with the
-symbols its edges use, exit 1 if there is one. --graph prints every edge."""
+symbols its edges use, exit 1 if there is one. --graph prints every edge.
+Also: no verb of the gpuledger command (report/cmd_*.c) uses a symbol
+another verb defines (what verbs share lives outside cmd_*.c)."""
 import os
 import re
 import subprocess
@@ -19,6 +21,20 @@ def objects(build):
             if src.startswith(".._"):  # ../cupti/x.c is stored as .._cupti_x.c.o
                 src = src.split("_", 2)[2]
             yield src, os.path.join(d, f)
+
+
+def verbs_independent(build):
+    d = os.path.join(build, "report", "gpuledger.p")
+    objs = {f[:-2]: os.path.join(d, f) for f in os.listdir(d) if f.startswith("cmd_") and f.endswith(".o")}
+    syms = {src: symbols(obj) for src, obj in objs.items()}
+    bad = 0
+    for a, (_, undef) in sorted(syms.items()):
+        for b, (defined, _) in sorted(syms.items()):
+            used = sorted(undef & defined) if a != b else []
+            if used:
+                print(f"check-cycles: report/{a} uses {', '.join(used)} of report/{b}: verbs must not call each other")
+                bad = 1
+    return bad
 
 
 def symbols(obj):
@@ -96,7 +112,7 @@ def main():
     if bad:
         print("check-cycles: break these cycles, or list the edge that closes each with its reason in "
               "interpose/cycles.h")
-    return bad
+    return bad | verbs_independent(build)
 
 
 if __name__ == "__main__":

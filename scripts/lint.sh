@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # lint.sh — clang-tidy (checks in .clang-tidy) and cppcheck over the C
 # sources, and the structure checks: no cycle between the library's files
-# but those listed in interpose/cycles.h (scripts/check-cycles.py), no run
+# but those listed in interpose/cycles.h and no verb calling another
+# (scripts/check-cycles.py), SQL only in report/model*.c, no run
 # of six or more lines standing twice in report/ or store/
 # (scripts/check-duplicates.py). Fails on any finding. Needs a built build/
 # (compile_commands.json, object files).
@@ -26,5 +27,11 @@ else
 fi
 python3 scripts/check-cycles.py "$BUILD" || fail=1
 python3 scripts/check-duplicates.py report store || fail=1
+# SQL only in report/model*.c (the store's schema and row writers aside)
+sql=$(grep -l 'sqlite3_\|"SELECT \|"PRAGMA ' report/*.c | grep -v '^report/model' || true)
+if [ -n "$sql" ]; then
+  echo "lint: SQL outside report/model*.c:" $sql
+  fail=1
+fi
 [ $fail = 0 ] && echo "lint: clang-tidy and cppcheck clean, no unlisted cycle, no duplicated code"
 exit $fail
