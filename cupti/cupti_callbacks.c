@@ -5,7 +5,9 @@
  * handed out) is recorded here, named after the runtime call it is in. */
 #include <stdint.h>
 
+#include "array_size.h"
 #include "cupti_internal.h"
+#include "graph_mem.h"
 #include "hooks.h"
 #include "recorder.h"
 
@@ -31,6 +33,11 @@ const CUpti_CallbackId gl_cupti_driver_cbids[] = {
     CUPTI_DRIVER_TRACE_CBID_cuMemUnmap,
     CUPTI_DRIVER_TRACE_CBID_cuMemAddressReserve,
     CUPTI_DRIVER_TRACE_CBID_cuMemAddressFree,
+    CUPTI_DRIVER_TRACE_CBID_cuArrayCreate_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuArray3DCreate_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMipmappedArrayCreate,
+    CUPTI_DRIVER_TRACE_CBID_cuArrayDestroy,
+    CUPTI_DRIVER_TRACE_CBID_cuMipmappedArrayDestroy,
     0,
 };
 
@@ -52,6 +59,11 @@ static const struct {
     {CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_v11020, GL_API_cudaMallocFromPoolAsync},
     {CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_ptsz_v11020, GL_API_cudaMallocFromPoolAsync_ptsz},
     {CUPTI_RUNTIME_TRACE_CBID_cudaMemPoolTrimTo_v11020, GL_API_cudaMemPoolTrimTo},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020, GL_API_cudaMallocArray},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaMalloc3DArray_v3020, GL_API_cudaMalloc3DArray},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaMallocMipmappedArray_v5000, GL_API_cudaMallocMipmappedArray},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaFreeArray_v3020, GL_API_cudaFreeArray},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaFreeMipmappedArray_v5000, GL_API_cudaFreeMipmappedArray},
 };
 
 const CUpti_CallbackId gl_cupti_runtime_cbids[] = {
@@ -69,6 +81,11 @@ const CUpti_CallbackId gl_cupti_runtime_cbids[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_v11020,
     CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_ptsz_v11020,
     CUPTI_RUNTIME_TRACE_CBID_cudaMemPoolTrimTo_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMalloc3DArray_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocMipmappedArray_v5000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFreeArray_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFreeMipmappedArray_v5000,
     0,
 };
 
@@ -128,12 +145,14 @@ static int describe(CUpti_CallbackId id, const CUpti_CallbackData *cb, int ok, s
         c->addr = OUT(P(cuMemAllocAsync_params)->dptr);
         c->size = P(cuMemAllocAsync_params)->bytesize;
         c->stream = (uint64_t)(uintptr_t)P(cuMemAllocAsync_params)->hStream;
+        gl_capture_mark(c, id == CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz, GL_OP_GRAPH_ALLOC);
         return 1;
     case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync:
     case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz:
         c->api = id == CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync ? GL_API_cuMemFreeAsync : GL_API_cuMemFreeAsync_ptsz;
         c->addr = P(cuMemFreeAsync_params)->dptr;
         c->stream = (uint64_t)(uintptr_t)P(cuMemFreeAsync_params)->hStream;
+        gl_capture_mark(c, id == CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz, GL_OP_GRAPH_FREE);
         return c->addr != 0;
     case CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync:
     case CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz: {
@@ -144,6 +163,7 @@ static int describe(CUpti_CallbackId id, const CUpti_CallbackData *cb, int ok, s
         c->size = p->bytesize;
         c->pool = (uint64_t)(uintptr_t)p->pool;
         c->stream = (uint64_t)(uintptr_t)p->hStream;
+        gl_capture_mark(c, id == CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz, GL_OP_GRAPH_ALLOC);
         return 1;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuMemCreate: {
@@ -180,6 +200,40 @@ static int describe(CUpti_CallbackId id, const CUpti_CallbackData *cb, int ok, s
         c->addr = P(cuMemAddressFree_params)->ptr;
         c->size = P(cuMemAddressFree_params)->size;
         return 1;
+    case CUPTI_DRIVER_TRACE_CBID_cuArrayCreate_v2: {
+        const CUDA_ARRAY_DESCRIPTOR *d = P(cuArrayCreate_v2_params)->pAllocateArray;
+        c->api = GL_API_cuArrayCreate_v2;
+        c->addr = OUT(P(cuArrayCreate_v2_params)->pHandle);
+        if (ok && d)
+            gl_array_fill(c->addr, 0, c->device,
+                          gl_array_requested(gl_array_format_bits(d->Format, d->NumChannels), d->Width, d->Height,
+                                             0, 0, 1),
+                          0, &c->size, &c->aux);
+        return 1;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuArray3DCreate_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMipmappedArrayCreate: {
+        int mip = id == CUPTI_DRIVER_TRACE_CBID_cuMipmappedArrayCreate;
+        const CUDA_ARRAY3D_DESCRIPTOR *d = mip ? P(cuMipmappedArrayCreate_params)->pMipmappedArrayDesc
+                                               : P(cuArray3DCreate_v2_params)->pAllocateArray;
+        unsigned levels = mip ? P(cuMipmappedArrayCreate_params)->numMipmapLevels : 1;
+        c->api = mip ? GL_API_cuMipmappedArrayCreate : GL_API_cuArray3DCreate_v2;
+        c->addr = mip ? OUT(P(cuMipmappedArrayCreate_params)->pHandle) : OUT(P(cuArray3DCreate_v2_params)->pHandle);
+        if (ok && d)
+            gl_array_fill(c->addr, mip, c->device,
+                          gl_array_requested(gl_array_format_bits(d->Format, d->NumChannels), d->Width, d->Height,
+                                             d->Depth, d->Flags, levels),
+                          d->Flags, &c->size, &c->aux);
+        return 1;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuArrayDestroy:
+        c->api = GL_API_cuArrayDestroy;
+        c->addr = (uint64_t)(uintptr_t)P(cuArrayDestroy_params)->hArray;
+        return c->addr != 0;
+    case CUPTI_DRIVER_TRACE_CBID_cuMipmappedArrayDestroy:
+        c->api = GL_API_cuMipmappedArrayDestroy;
+        c->addr = (uint64_t)(uintptr_t)P(cuMipmappedArrayDestroy_params)->hMipmappedArray;
+        return c->addr != 0;
     default:
         return 0;
     }

@@ -46,6 +46,8 @@ const struct gl_config_var gl_config_vars[] = {
     ENUM("UNWIND", unwind, GL_UNWIND_FAST, "fast", unwind_words, "fast/nomemo/libunwind",
          "native stack walking: fast, nomemo, libunwind"),
     ENUM("CLOCK", clock_tsc, 1, "auto", clock_words, "auto/tsc/monotonic", "time stamps: auto (TSC), monotonic"),
+    BOOL("NVML", nvml, 1, "0: never load NVML (the process's own figure from cuMemGetInfo)"),
+    STRING("NVML_LIB", nvml_lib, "libnvidia-ml.so.1", "the NVML library to load"),
     BOOL("QUIET", quiet, 0, "1: no informational lines"),
     STRING("MANIFEST", manifest, NULL, NULL),
 };

@@ -18,6 +18,14 @@
     X(cuMemAllocFromPoolAsync_ptsz) X(cuMemAllocManaged) X(cuMemAllocHost_v2) X(cuMemHostAlloc)  \
     X(cuMemFreeHost) X(cuMemCreate) X(cuMemRelease) X(cuMemMap) X(cuMemUnmap)                     \
     X(cuMemAddressReserve) X(cuMemAddressFree)                                                    \
+    X(cudaMallocArray) X(cudaMalloc3DArray) X(cudaMallocMipmappedArray) X(cudaFreeArray)          \
+    X(cudaFreeMipmappedArray) X(cuArrayCreate_v2) X(cuArray3DCreate_v2) X(cuMipmappedArrayCreate) \
+    X(cuArrayDestroy) X(cuMipmappedArrayDestroy)                                                  \
+    X(cuStreamBeginCapture_v2) X(cuStreamBeginCapture_v2_ptsz) X(cuStreamBeginCaptureToGraph)     \
+    X(cuStreamBeginCaptureToGraph_ptsz) X(cuStreamEndCapture) X(cuStreamEndCapture_ptsz)          \
+    X(cuGraphAddMemAllocNode) X(cuGraphAddMemFreeNode) X(cuGraphInstantiateWithFlags)             \
+    X(cuGraphInstantiateWithParams) X(cuGraphInstantiateWithParams_ptsz) X(cuGraphExecDestroy)    \
+    X(cuGraphLaunch) X(cuGraphLaunch_ptsz) X(cuDeviceGraphMemTrim)                                \
     X(cuGetProcAddress) X(cuGetProcAddress_v2)                                                    \
     X(cudaGetDriverEntryPoint) X(cudaGetDriverEntryPointByVersion)                                \
     X(cudaGetDriverEntryPoint_ptsz) X(cudaGetDriverEntryPointByVersion_ptsz)

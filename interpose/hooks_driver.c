@@ -4,6 +4,7 @@
  * Reached by symbol interposition and, far more often, through the
  * pointers handed out by hooks_procaddr.c. */
 #include "cuda_extra.h"
+#include "graph_mem.h"
 #include "wrap.h"
 
 #define DRV_FAIL CUDA_ERROR_NOT_INITIALIZED
@@ -41,25 +42,28 @@ GL_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags
              (c.addr = r == CUDA_SUCCESS && pp ? GL_PTR(*pp) : 0, c.size = bytesize, c.aux = Flags));
 }
 
-#define DRV_ASYNC_ALLOC(sym)                                                                       \
+/* Stream-ordered calls captured into a graph define its memory nodes
+ * (graph_mem.h). per_thread: the _ptsz variant. */
+#define DRV_ASYNC_ALLOC(sym, per_thread)                                                           \
     GL_EXPORT CUresult sym(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)                   \
     {                                                                                              \
         GL_AFTER(sym, CUresult, DRV_FAIL, DRV_DEV, real(dptr, bytesize, hStream),                  \
                  (c.addr = r == CUDA_SUCCESS && dptr ? *dptr : 0, c.size = bytesize,               \
-                  c.stream = GL_PTR(hStream)));                                                    \
+                  c.stream = GL_PTR(hStream), gl_capture_mark(&c, per_thread, GL_OP_GRAPH_ALLOC))); \
     }
-DRV_ASYNC_ALLOC(cuMemAllocAsync)
-DRV_ASYNC_ALLOC(cuMemAllocAsync_ptsz)
+DRV_ASYNC_ALLOC(cuMemAllocAsync, 0)
+DRV_ASYNC_ALLOC(cuMemAllocAsync_ptsz, 1)
 
-#define DRV_POOL_ALLOC(sym)                                                                        \
+#define DRV_POOL_ALLOC(sym, per_thread)                                                            \
     GL_EXPORT CUresult sym(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream) \
     {                                                                                              \
         GL_AFTER(sym, CUresult, DRV_FAIL, DRV_DEV, real(dptr, bytesize, pool, hStream),            \
                  (c.addr = r == CUDA_SUCCESS && dptr ? *dptr : 0, c.size = bytesize,               \
-                  c.stream = GL_PTR(hStream), c.pool = GL_PTR(pool)));                             \
+                  c.stream = GL_PTR(hStream), c.pool = GL_PTR(pool),                               \
+                  gl_capture_mark(&c, per_thread, GL_OP_GRAPH_ALLOC)));                            \
     }
-DRV_POOL_ALLOC(cuMemAllocFromPoolAsync)
-DRV_POOL_ALLOC(cuMemAllocFromPoolAsync_ptsz)
+DRV_POOL_ALLOC(cuMemAllocFromPoolAsync, 0)
+DRV_POOL_ALLOC(cuMemAllocFromPoolAsync_ptsz, 1)
 
 GL_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
@@ -71,14 +75,15 @@ GL_EXPORT CUresult cuMemFreeHost(void *p)
     GL_AROUND(cuMemFreeHost, CUresult, DRV_FAIL, -1, p != NULL, real(p), (c.addr = GL_PTR(p)));
 }
 
-#define DRV_ASYNC_FREE(sym)                                                                        \
+#define DRV_ASYNC_FREE(sym, per_thread)                                                            \
     GL_EXPORT CUresult sym(CUdeviceptr dptr, CUstream hStream)                                     \
     {                                                                                              \
-        GL_AROUND(sym, CUresult, DRV_FAIL, -1, dptr != 0, real(dptr, hStream),                \
-                  (c.addr = dptr, c.stream = GL_PTR(hStream)));                                    \
+        GL_AROUND(sym, CUresult, DRV_FAIL, -1, dptr != 0, real(dptr, hStream),                     \
+                  (c.addr = dptr, c.stream = GL_PTR(hStream),                                      \
+                   gl_capture_mark(&c, per_thread, GL_OP_GRAPH_FREE)));                            \
     }
-DRV_ASYNC_FREE(cuMemFreeAsync)
-DRV_ASYNC_FREE(cuMemFreeAsync_ptsz)
+DRV_ASYNC_FREE(cuMemFreeAsync, 0)
+DRV_ASYNC_FREE(cuMemFreeAsync_ptsz, 1)
 
 /* ---- virtual memory management ------------------------------------------ */
 

@@ -12,6 +12,7 @@
 #include "hooks.h"
 #include "real.h"
 #include "recorder.h"
+#include "usage.h"
 
 struct gl_hook gl_hooks[GL_HOOK_COUNT] = {
 #define GL_X(sym) [GL_HOOK_##sym] = {#sym, (void *)&sym, NULL},
@@ -112,6 +113,7 @@ GL_EARLY __attribute__((visibility("hidden"))) int gl_dlsym_is_hooked(const char
  * dlsym, relative to its caller). */
 __attribute__((visibility("hidden"))) void *gl_dlsym_hooked(void *handle, const char *name)
 {
+    gl_usage_start(); /* a CUDA library looks up the driver: before its first call */
     void *p = gl_real_dlsym(handle, name);
     if (!p)
         return p;
@@ -135,31 +137,43 @@ __attribute__((visibility("hidden"))) void *gl_dlsym_hooked(void *handle, const 
  * resolves it for a given API version and stream flags. */
 static int procaddr_hook(const char *symbol, int version, cuuint64_t flags)
 {
+    /* id: the entry point before version v2_from (-1: one we do not wrap),
+     * v2_id from it on; _ptsz: what the per-thread-default-stream flag
+     * selects. Names not listed are handed out as themselves. */
     static const struct {
         const char *name;
-        int id, v2_id, ptsz_id;
+        int id, ptsz_id, v2_id, v2_ptsz_id, v2_from;
     } map[] = {
-        {"cuMemAlloc", -1, GL_HOOK_cuMemAlloc_v2, -1},
-        {"cuMemAllocPitch", -1, GL_HOOK_cuMemAllocPitch_v2, -1},
-        {"cuMemFree", -1, GL_HOOK_cuMemFree_v2, -1},
-        {"cuMemAllocHost", -1, GL_HOOK_cuMemAllocHost_v2, -1},
-        {"cuGetProcAddress", GL_HOOK_cuGetProcAddress, GL_HOOK_cuGetProcAddress_v2, -1},
-        {"cuMemAllocAsync", GL_HOOK_cuMemAllocAsync, -1, GL_HOOK_cuMemAllocAsync_ptsz},
-        {"cuMemFreeAsync", GL_HOOK_cuMemFreeAsync, -1, GL_HOOK_cuMemFreeAsync_ptsz},
-        {"cuMemAllocFromPoolAsync", GL_HOOK_cuMemAllocFromPoolAsync, -1, GL_HOOK_cuMemAllocFromPoolAsync_ptsz},
+        {"cuMemAlloc", -1, -1, GL_HOOK_cuMemAlloc_v2, -1, 3020},
+        {"cuMemAllocPitch", -1, -1, GL_HOOK_cuMemAllocPitch_v2, -1, 3020},
+        {"cuMemFree", -1, -1, GL_HOOK_cuMemFree_v2, -1, 3020},
+        {"cuMemAllocHost", -1, -1, GL_HOOK_cuMemAllocHost_v2, -1, 3020},
+        {"cuArrayCreate", -1, -1, GL_HOOK_cuArrayCreate_v2, -1, 3020},
+        {"cuArray3DCreate", -1, -1, GL_HOOK_cuArray3DCreate_v2, -1, 3020},
+        {"cuGetProcAddress", GL_HOOK_cuGetProcAddress, -1, GL_HOOK_cuGetProcAddress_v2, -1, 12000},
+        {"cuMemAllocAsync", GL_HOOK_cuMemAllocAsync, GL_HOOK_cuMemAllocAsync_ptsz, -1, -1, 0},
+        {"cuMemFreeAsync", GL_HOOK_cuMemFreeAsync, GL_HOOK_cuMemFreeAsync_ptsz, -1, -1, 0},
+        {"cuMemAllocFromPoolAsync", GL_HOOK_cuMemAllocFromPoolAsync, GL_HOOK_cuMemAllocFromPoolAsync_ptsz, -1, -1,
+         0},
+        {"cuStreamBeginCapture", -1, -1, GL_HOOK_cuStreamBeginCapture_v2, GL_HOOK_cuStreamBeginCapture_v2_ptsz,
+         10010},
+        {"cuStreamBeginCaptureToGraph", GL_HOOK_cuStreamBeginCaptureToGraph, GL_HOOK_cuStreamBeginCaptureToGraph_ptsz,
+         -1, -1, 0},
+        {"cuStreamEndCapture", GL_HOOK_cuStreamEndCapture, GL_HOOK_cuStreamEndCapture_ptsz, -1, -1, 0},
+        {"cuGraphInstantiate", -1, -1, GL_HOOK_cuGraphInstantiateWithFlags, -1, 12000},
+        {"cuGraphInstantiateWithParams", GL_HOOK_cuGraphInstantiateWithParams,
+         GL_HOOK_cuGraphInstantiateWithParams_ptsz, -1, -1, 0},
+        {"cuGraphLaunch", GL_HOOK_cuGraphLaunch, GL_HOOK_cuGraphLaunch_ptsz, -1, -1, 0},
     };
     if (!symbol || symbol[0] != 'c' || symbol[1] != 'u')
         return -1;
+    int ptsz = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
         if (strcmp(symbol, map[i].name))
             continue;
-        if (map[i].v2_id >= 0) {
-            int threshold = map[i].id == GL_HOOK_cuGetProcAddress ? 12000 : 3020;
-            return version >= threshold ? map[i].v2_id : map[i].id;
-        }
-        if ((flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && map[i].ptsz_id >= 0)
-            return map[i].ptsz_id;
-        return map[i].id;
+        if (map[i].v2_id >= 0 && version >= map[i].v2_from)
+            return ptsz && map[i].v2_ptsz_id >= 0 ? map[i].v2_ptsz_id : map[i].v2_id;
+        return ptsz && map[i].ptsz_id >= 0 ? map[i].ptsz_id : map[i].id;
     }
     int id = gl_hook_find(symbol);
     /* Only driver entry points are handed out here. */
@@ -197,6 +211,7 @@ GL_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaV
     cuGetProcAddress_v2_fn real = (cuGetProcAddress_v2_fn)gl_hook_real(GL_HOOK_cuGetProcAddress_v2);
     if (!real)
         return CUDA_ERROR_NOT_FOUND;
+    gl_usage_start();
     CUresult r = real(symbol, pfn, cudaVersion, flags, symbolStatus);
     if (r == CUDA_SUCCESS) {
         capture_ctx_get_device(real);
@@ -210,6 +225,7 @@ GL_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
     cuGetProcAddress_v1_fn real = (cuGetProcAddress_v1_fn)gl_hook_real(GL_HOOK_cuGetProcAddress);
     if (!real)
         return CUDA_ERROR_NOT_FOUND;
+    gl_usage_start();
     CUresult r = real(symbol, pfn, cudaVersion, flags);
     if (r == CUDA_SUCCESS)
         procaddr_substitute(symbol, cudaVersion, flags, pfn);

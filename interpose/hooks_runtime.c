@@ -2,6 +2,7 @@
  * libcudart). Each records one event; driver calls made inside them are
  * not recorded again (recorder.c's guard). */
 #include "cuda_extra.h"
+#include "graph_mem.h"
 #include "wrap.h"
 
 #define RT_FAIL cudaErrorInitializationError
@@ -38,25 +39,28 @@ GL_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flag
              (c.addr = r == cudaSuccess && pHost ? GL_PTR(*pHost) : 0, c.size = size, c.aux = flags));
 }
 
-#define RT_ASYNC_ALLOC(sym)                                                                        \
+/* Stream-ordered calls captured into a graph define its memory nodes
+ * (graph_mem.h). per_thread: the _ptsz variant. */
+#define RT_ASYNC_ALLOC(sym, per_thread)                                                            \
     GL_EXPORT cudaError_t sym(void **devPtr, size_t size, cudaStream_t stream)                     \
     {                                                                                              \
         GL_AFTER(sym, cudaError_t, RT_FAIL, RT_DEV, real(devPtr, size, stream),                    \
                  (c.addr = r == cudaSuccess && devPtr ? GL_PTR(*devPtr) : 0, c.size = size,        \
-                  c.stream = GL_PTR(stream)));                                                     \
+                  c.stream = GL_PTR(stream), gl_capture_mark(&c, per_thread, GL_OP_GRAPH_ALLOC)));  \
     }
-RT_ASYNC_ALLOC(cudaMallocAsync)
-RT_ASYNC_ALLOC(cudaMallocAsync_ptsz)
+RT_ASYNC_ALLOC(cudaMallocAsync, 0)
+RT_ASYNC_ALLOC(cudaMallocAsync_ptsz, 1)
 
-#define RT_POOL_ALLOC(sym)                                                                         \
+#define RT_POOL_ALLOC(sym, per_thread)                                                             \
     GL_EXPORT cudaError_t sym(void **ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream)    \
     {                                                                                              \
         GL_AFTER(sym, cudaError_t, RT_FAIL, RT_DEV, real(ptr, size, pool, stream),                 \
                  (c.addr = r == cudaSuccess && ptr ? GL_PTR(*ptr) : 0, c.size = size,              \
-                  c.stream = GL_PTR(stream), c.pool = GL_PTR(pool)));                              \
+                  c.stream = GL_PTR(stream), c.pool = GL_PTR(pool),                                \
+                  gl_capture_mark(&c, per_thread, GL_OP_GRAPH_ALLOC)));                            \
     }
-RT_POOL_ALLOC(cudaMallocFromPoolAsync)
-RT_POOL_ALLOC(cudaMallocFromPoolAsync_ptsz)
+RT_POOL_ALLOC(cudaMallocFromPoolAsync, 0)
+RT_POOL_ALLOC(cudaMallocFromPoolAsync_ptsz, 1)
 
 /* Frees take no device query: the writer gives a free the device of the
  * allocation it ends. cudaFree(NULL) only initialises the context: not an
@@ -71,14 +75,15 @@ GL_EXPORT cudaError_t cudaFreeHost(void *ptr)
     GL_AROUND(cudaFreeHost, cudaError_t, RT_FAIL, -1, ptr != NULL, real(ptr), (c.addr = GL_PTR(ptr)));
 }
 
-#define RT_ASYNC_FREE(sym)                                                                         \
+#define RT_ASYNC_FREE(sym, per_thread)                                                             \
     GL_EXPORT cudaError_t sym(void *devPtr, cudaStream_t stream)                                   \
     {                                                                                              \
-        GL_AROUND(sym, cudaError_t, RT_FAIL, -1, devPtr != NULL, real(devPtr, stream),         \
-                  (c.addr = GL_PTR(devPtr), c.stream = GL_PTR(stream)));                           \
+        GL_AROUND(sym, cudaError_t, RT_FAIL, -1, devPtr != NULL, real(devPtr, stream),             \
+                  (c.addr = GL_PTR(devPtr), c.stream = GL_PTR(stream),                             \
+                   gl_capture_mark(&c, per_thread, GL_OP_GRAPH_FREE)));                            \
     }
-RT_ASYNC_FREE(cudaFreeAsync)
-RT_ASYNC_FREE(cudaFreeAsync_ptsz)
+RT_ASYNC_FREE(cudaFreeAsync, 0)
+RT_ASYNC_FREE(cudaFreeAsync_ptsz, 1)
 
 GL_EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep)
 {

@@ -21,6 +21,7 @@
 #include "stack.h"
 #include "state.h"
 #include "unwind.h"
+#include "usage.h"
 
 static void warn_config(const char *msg)
 {
@@ -230,6 +231,7 @@ static int main_wrapper(int argc, char **argv, char **envp)
 {
     int rc = real_main(argc, argv, envp);
     atomic_store(&gl_st.exit_code, rc & 0xff);
+    gl_usage_at_exit(); /* before exit handlers tear CUDA down */
     return rc;
 }
 
@@ -246,6 +248,7 @@ GL_EXPORT void exit(int status)
 {
     typedef void (*exit_fn)(int);
     atomic_store(&gl_st.exit_code, status & 0xff);
+    gl_usage_at_exit();
     exit_fn real = (exit_fn)gl_real_next("exit");
     real(status);
     __builtin_unreachable();

@@ -24,6 +24,25 @@ void *gl_real_next(const char *name)
     return gl_real_dlsym(RTLD_NEXT, name);
 }
 
+void *gl_driver_sym(const char *name)
+{
+    static void *driver;
+    void *p = gl_real_next(name);
+    if (p)
+        return p;
+    void *h = __atomic_load_n(&driver, __ATOMIC_ACQUIRE);
+    if (!h) {
+        /* the reference is kept: pointers into it stay valid for the run */
+        h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+        if (!h)
+            return NULL;
+        void *expect = NULL;
+        if (!__atomic_compare_exchange_n(&driver, &expect, h, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            dlclose(h), h = expect;
+    }
+    return gl_real_dlsym ? gl_real_dlsym(h, name) : NULL;
+}
+
 /* Called from the dlopen trampoline the first time: the real dlopen. */
 __attribute__((visibility("hidden"))) void *gl_real_dlopen;
 

@@ -128,8 +128,8 @@ static inline __attribute__((always_inline)) void gl_claim_depth(struct gl_claim
         tls_outer_api = 0;
     }
     ev->api = (uint16_t)api;
-    ev->op = (uint8_t)gl_api_op(api);
-    ev->kind = (uint8_t)gl_api_kind(api);
+    ev->op = (uint8_t)(c->op ? c->op : gl_api_op(api));
+    ev->kind = (uint8_t)(c->kind ? c->kind : gl_api_kind(api));
     ev->flags = 0;
     ev->reserved = 0;
     int truncated;
@@ -156,6 +156,11 @@ static inline __attribute__((always_inline)) void claim_inline(struct gl_claim *
 void gl_claim(struct gl_claim *cl, const struct gl_call *c)
 {
     claim_inline(cl, c);
+}
+
+void gl_claim_nostack(struct gl_claim *cl, const struct gl_call *c)
+{
+    gl_claim_depth(cl, c, 0);
 }
 
 void gl_claim_label(struct gl_claim *cl, const struct gl_call *c, const char *label)

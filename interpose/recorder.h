@@ -20,12 +20,14 @@
 #define GL_EXPORT __attribute__((visibility("default")))
 
 /* One wrapped call. The operation and memory kind follow from the API
- * (GL_APIS in gl_event.h). */
+ * (GL_APIS in gl_event.h), unless op / kind say otherwise (a
+ * cudaMallocAsync captured into a graph defines a graph allocation). */
 struct gl_call {
     int api;
     int result;
     int device;
     uint64_t addr, size, stream, pool, aux;
+    int op, kind; /* 0: the API's own */
 };
 
 struct gl_claim {
@@ -61,6 +63,9 @@ int gl_wrap_depth(void);
  * writer thread. */
 void gl_thread_reset(int depth);
 void gl_claim(struct gl_claim *cl, const struct gl_call *c);
+/* Claim without a stack (an effect of a call whose stack another event
+ * carries). */
+void gl_claim_nostack(struct gl_claim *cl, const struct gl_call *c);
 /* Claim for an annotation: the label is carried instead of a stack. */
 void gl_claim_label(struct gl_claim *cl, const struct gl_call *c, const char *label);
 /* Fill in the result (and anything else known after the call) and publish. */

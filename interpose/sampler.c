@@ -11,6 +11,7 @@
 #include "real.h"
 #include "recorder.h"
 #include "state.h"
+#include "usage.h"
 
 #define POOL_PERIOD_NS 10000000ULL
 #define DEVICE_PERIOD_NS 100000000ULL
@@ -46,6 +47,7 @@ void gl_sample_after(int stream_ordered, int device, uint64_t pool, uint64_t now
         return;
     if (!now)
         now = gl_stamp();
+    gl_usage_after_call(device, now);
     /* now is a clock.c stamp: the periods in the same unit */
     static _Atomic uint64_t pool_span, device_span;
     uint64_t pool_period = atomic_load_explicit(&pool_span, memory_order_relaxed);

@@ -21,6 +21,7 @@
 #include "clock.h"
 #include "fdtable.h"
 #include "unwind.h"
+#include "usage.h"
 
 #ifndef GL_VERSION
 #define GL_VERSION "0.0.0"
@@ -138,6 +139,23 @@ static void store_failed(struct gl_store *s)
     atomic_compare_exchange_strong(&gl_st.phase, &expect, GL_PHASE_DISABLED);
 }
 
+/* The process's own figure is sampled when a device's ledger first has
+ * memory and whenever it passes its last sampled high-water mark by 2 MiB
+ * (usage.h): compared after every batch. */
+#define USAGE_STEP (2ULL << 20)
+
+static void usage_check(struct gl_store *s, uint64_t *marks, unsigned char *seen)
+{
+    for (int d = 0; d < GL_STORE_MAX_DEVICES; d++) {
+        uint64_t peak = gl_store_device_peak(s, d);
+        if (peak && (!seen[d] || peak >= marks[d] + USAGE_STEP)) {
+            seen[d] = 1;
+            marks[d] = peak;
+            gl_usage_request(d);
+        }
+    }
+}
+
 static void *writer_main(void *arg)
 {
     (void)arg;
@@ -167,6 +185,10 @@ static void *writer_main(void *arg)
         return NULL;
     }
     int ok = 1, dirty = 0;
+    static uint64_t usage_marks[GL_STORE_MAX_DEVICES];
+    static unsigned char usage_seen[GL_STORE_MAX_DEVICES];
+    memset(usage_marks, 0, sizeof usage_marks); /* a fork child starts again */
+    memset(usage_seen, 0, sizeof usage_seen);
     uint64_t last_commit = gl_now_ns(), stop_deadline = 0, last_probe = last_commit;
     const uint64_t commit_ns = (uint64_t)gl_st.cfg.commit_ms * 1000000ULL;
     struct timespec nap = {0, 500000};
@@ -191,6 +213,8 @@ static void *writer_main(void *arg)
             n++;
         }
         dirty |= n > 0;
+        if (n && ok)
+            usage_check(s, usage_marks, usage_seen);
         uint64_t now = gl_now_ns();
         if (ok && dirty && (n == 0 || flush || now - last_commit >= commit_ns)) {
             struct gl_run_counters c;
@@ -246,6 +270,7 @@ static void *writer_main(void *arg)
 
 int gl_writer_start(void)
 {
+    gl_usage_start(); /* if no driver lookup came first */
     int expect = GL_WRITER_NONE;
     if (!atomic_compare_exchange_strong(&gl_st.writer_state, &expect, GL_WRITER_RUNNING))
         return atomic_load(&gl_st.writer_state) == GL_WRITER_RUNNING ? 0 : -1;

@@ -51,7 +51,10 @@
     X(MARK, 13, "mark", ANNOTATION, NONE)         /* a point in time (e.g. a step) */               \
     X(SAMPLE, 14, "sample", SAMPLE, NONE)         /* pool / device state: stored in *_samples */    \
     X(RANGE_PUSH, 15, "range_push", ANNOTATION, NONE) /* annotation range opened */                 \
-    X(RANGE_POP, 16, "range_pop", ANNOTATION, NONE)
+    X(RANGE_POP, 16, "range_pop", ANNOTATION, NONE)                                                 \
+    X(GRAPH_ALLOC, 21, "graph_alloc", CONTROL, NONE)   /* a graph memory-allocation node defined */  \
+    X(GRAPH_FREE, 22, "graph_free", CONTROL, NONE)     /* a graph memory-free node defined */        \
+    X(GRAPH_LAUNCH, 23, "graph_launch", CONTROL, NONE) /* a launch of a graph with memory nodes */
 
 /* Memory kinds (column events.kind). */
 #define GL_KINDS(X)                                                                   \
@@ -63,7 +66,9 @@
     X(PHYSICAL, 5, "physical", DEVICE)   /* cuMemCreate handle (VMM) */               \
     X(VA, 6, "va", ADDRESS)              /* reserved virtual address range */         \
     X(MAPPING, 7, "mapping", ADDRESS)    /* a handle mapped into a VA range */        \
-    X(STATIC, 8, "static", DEVICE)       /* module globals (from CUPTI) */
+    X(STATIC, 8, "static", DEVICE)       /* module globals (from CUPTI) */            \
+    X(ARRAY, 9, "array", DEVICE)         /* CUDA array / mipmapped array */           \
+    X(GRAPH, 10, "graph", DEVICE)        /* CUDA-graph memory (allocations, pool) */
 
 /* Every API we wrap, with the operation and memory kind it records. */
 #define GL_APIS(X)                                                                                  \
@@ -107,7 +112,24 @@
     X(pool_sample, 38, "cudaMemPoolGetAttribute", SAMPLE, NONE, SYNC)                               \
     X(device_sample, 39, "cudaMemGetInfo", SAMPLE, NONE, SYNC)                                      \
     X(gpuledger_range_push, 40, "gpuledger_range_push", RANGE_PUSH, NONE, SYNC)                     \
-    X(gpuledger_range_pop, 41, "gpuledger_range_pop", RANGE_POP, NONE, SYNC)
+    X(gpuledger_range_pop, 41, "gpuledger_range_pop", RANGE_POP, NONE, SYNC)                       \
+    X(cudaMallocArray, 42, "cudaMallocArray", ALLOC, ARRAY, SYNC)                                   \
+    X(cudaMalloc3DArray, 43, "cudaMalloc3DArray", ALLOC, ARRAY, SYNC)                               \
+    X(cudaMallocMipmappedArray, 44, "cudaMallocMipmappedArray", ALLOC, ARRAY, SYNC)                 \
+    X(cudaFreeArray, 45, "cudaFreeArray", FREE, NONE, SYNC)                                         \
+    X(cudaFreeMipmappedArray, 46, "cudaFreeMipmappedArray", FREE, NONE, SYNC)                       \
+    X(cuArrayCreate_v2, 47, "cuArrayCreate_v2", ALLOC, ARRAY, SYNC)                                 \
+    X(cuArray3DCreate_v2, 48, "cuArray3DCreate_v2", ALLOC, ARRAY, SYNC)                             \
+    X(cuMipmappedArrayCreate, 49, "cuMipmappedArrayCreate", ALLOC, ARRAY, SYNC)                     \
+    X(cuArrayDestroy, 50, "cuArrayDestroy", FREE, NONE, SYNC)                                       \
+    X(cuMipmappedArrayDestroy, 51, "cuMipmappedArrayDestroy", FREE, NONE, SYNC)                     \
+    X(cuGraphAddMemAllocNode, 52, "cuGraphAddMemAllocNode", GRAPH_ALLOC, GRAPH, SYNC)               \
+    X(cuGraphAddMemFreeNode, 53, "cuGraphAddMemFreeNode", GRAPH_FREE, GRAPH, SYNC)                  \
+    X(cuGraphLaunch, 54, "cuGraphLaunch", GRAPH_LAUNCH, GRAPH, SYNC)                                \
+    X(cuDeviceGraphMemTrim, 55, "cuDeviceGraphMemTrim", TRIM, GRAPH, SYNC)                          \
+    X(graph_pool, 56, "graph_pool", ALLOC, GRAPH, SYNC)                                             \
+    X(graph_pool_sample, 57, "cuDeviceGetGraphMemAttribute", SAMPLE, GRAPH, SYNC)                   \
+    X(usage_sample, 58, "process_used", SAMPLE, NONE, SYNC)
 
 /* ---- derived: enums ------------------------------------------------------ */
 

@@ -43,6 +43,11 @@ uint64_t gl_store_peak_bytes(struct gl_store *s)
     return gl_ledger_peak_total(&s->ledger);
 }
 
+uint64_t gl_store_device_peak(struct gl_store *s, int device)
+{
+    return device >= 0 && device < GL_MAX_DEVICES ? s->ledger.dev[device + 1].peak : 0;
+}
+
 struct gl_store *gl_store_open(const char *path, const struct gl_run_info *info, int symbolize, char *err,
                                size_t errsz)
 {

@@ -16,6 +16,7 @@
 static __thread int current_dev;
 static __thread int current_set;
 static _Atomic size_t used_bytes[FAKE_MAX_DEVICES];
+static _Atomic size_t context_bytes[FAKE_MAX_DEVICES], localmem_bytes[FAKE_MAX_DEVICES];
 static _Atomic unsigned long alloc_calls;
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -56,6 +57,31 @@ size_t fake_total(void)
 size_t fake_used(int dev)
 {
     return atomic_load(&used_bytes[dev]);
+}
+
+static size_t env_bytes(const char *name, size_t dflt)
+{
+    const char *s = getenv(name);
+    return s && *s ? (size_t)strtoull(s, NULL, 10) : dflt;
+}
+
+size_t fake_overhead(int dev)
+{
+    return atomic_load(&context_bytes[dev]) + atomic_load(&localmem_bytes[dev]);
+}
+
+void fake_first_launch(int dev)
+{
+    size_t none = 0;
+    if (dev >= 0 && dev < FAKE_MAX_DEVICES)
+        atomic_compare_exchange_strong(&localmem_bytes[dev], &none, env_bytes("FAKECUDA_LOCALMEM_BYTES", 64u << 20));
+}
+
+/* What the process holds on dev: its allocations plus the overhead (the
+ * fake NVML's per-process figure). */
+size_t fakecuda_process_used(int dev)
+{
+    return dev >= 0 && dev < FAKE_MAX_DEVICES ? fake_used(dev) + fake_overhead(dev) : 0;
 }
 
 /* Is this (1-based) allocation call one the test wants to fail? */
@@ -178,11 +204,13 @@ void fakecuda_set_cupti_dispatch(void *fn)
     cupti_dispatch = (cupti_dispatch_fn)fn;
 }
 
-#define CUPTI_SITE(cbid, name, params, site, ret)                                                  \
-    do {                                                                                           \
-        if (cupti_dispatch)                                                                        \
-            cupti_dispatch(CUPTI_CB_DOMAIN_DRIVER_API, cbid, site, name, params, ret);             \
-    } while (0)
+void fake_cupti_site(uint32_t cbid, const char *name, void *params, int site, void *ret)
+{
+    if (cupti_dispatch)
+        cupti_dispatch(CUPTI_CB_DOMAIN_DRIVER_API, cbid, site, name, params, ret);
+}
+
+#define CUPTI_SITE(cbid, name, params, site, ret) fake_cupti_site(cbid, name, params, site, ret)
 
 /* Like the real driver: at cuInit, load CUDA_INJECTION64_PATH and call
  * its InitializeInjection once. */
@@ -232,6 +260,8 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
     if (!pctx || dev < 0 || dev >= fake_device_count())
         return CUDA_ERROR_INVALID_DEVICE;
     *pctx = (CUcontext)(uintptr_t)(dev + 1);
+    size_t none = 0;
+    atomic_compare_exchange_strong(&context_bytes[dev], &none, env_bytes("FAKECUDA_CONTEXT_BYTES", 300u << 20));
     return CUDA_SUCCESS;
 }
 
@@ -240,6 +270,8 @@ CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
     if (dev < 0 || dev >= fake_device_count())
         return CUDA_ERROR_INVALID_DEVICE;
     fake_registry_reset(dev);
+    atomic_store(&context_bytes[dev], 0); /* the context is gone; the next use makes another */
+    atomic_store(&localmem_bytes[dev], 0);
     return CUDA_SUCCESS;
 }
 
@@ -285,8 +317,19 @@ CUresult cuMemGetInfo_v2(size_t *free_b, size_t *total)
     int d = fake_current_device();
     if (total)
         *total = fake_total();
+    size_t held = fake_used(d) + fake_overhead(d);
     if (free_b)
-        *free_b = fake_total() - fake_used(d);
+        *free_b = held < fake_total() ? fake_total() - held : 0;
+    return CUDA_SUCCESS;
+}
+
+/* Bus ids 0000:1N:00.0 for device N (the fake NVML lists them in the
+ * opposite order, as a real machine may). */
+CUresult cuDeviceGetPCIBusId(char *bus, int len, CUdevice dev)
+{
+    if (!bus || len < 13 || dev < 0 || dev >= fake_device_count())
+        return CUDA_ERROR_INVALID_VALUE;
+    snprintf(bus, (size_t)len, "0000:%02x:00.0", 0x10 + dev);
     return CUDA_SUCCESS;
 }
 
@@ -404,6 +447,8 @@ CUresult cuMemFree_v2(CUdeviceptr dptr)
     r = free_kind((uintptr_t)dptr, FAKE_DEVICE);
     if (r == CUDA_ERROR_INVALID_VALUE)
         r = free_kind((uintptr_t)dptr, FAKE_MANAGED);
+    if (r == CUDA_ERROR_INVALID_VALUE && fake_graph_free(dptr))
+        r = CUDA_SUCCESS; /* a graph allocation: back to the graph pool */
     CUPTI_SITE(CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, "cuMemFree_v2", &params, CUPTI_API_EXIT, &r);
     return r;
 }

@@ -38,4 +38,25 @@ CUresult fake_pool_free(CUdeviceptr ptr);
 CUresult fake_pool_sync_all(void);
 CUmemoryPool fake_default_pool(int dev);
 
+/* Memory the process holds outside any allocation API (what nvidia-smi
+ * shows beyond the allocations): a context's fixed overhead, charged when a
+ * device's primary context is first retained (FAKECUDA_CONTEXT_BYTES,
+ * default 300 MiB), and the local-memory reservation made by the first
+ * launch on a device (FAKECUDA_LOCALMEM_BYTES, default 64 MiB). Neither
+ * counts toward out-of-memory; both show in cuMemGetInfo and fake NVML. */
+size_t fake_overhead(int dev);
+void fake_first_launch(int dev);
+
+/* Graphs (fake_graph.c): a stream-ordered call on a capturing stream adds
+ * a node instead (returns 1, *r the result); a free of a graph allocation
+ * left live by a launch (returns 1 if ptr was one). */
+int fake_capture_alloc(CUstream s, size_t size, CUdeviceptr *out, CUresult *r);
+int fake_capture_free(CUstream s, CUdeviceptr ptr);
+int fake_graph_free(CUdeviceptr ptr);
+
+/* CUPTI driver callbacks around an API function (a no-op until a tool
+ * subscribes through the fake libcupti). */
+void fake_cupti_site(uint32_t cbid, const char *name, void *params, int site, void *ret);
+#define FAKE_CUPTI_SITE(cbid, name, params, site, ret) fake_cupti_site(cbid, name, params, site, ret)
+
 #endif

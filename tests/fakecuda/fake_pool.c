@@ -391,7 +391,9 @@ CUresult cuMemPoolSetAttribute(CUmemoryPool hpool, CUmemPool_attribute attr, voi
 
 CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
 {
-    (void)hStream;
+    CUresult r;
+    if (fake_capture_alloc(hStream, bytesize, dptr, &r))
+        return r; /* captured: a graph allocation node */
     return fake_pool_alloc(pool, bytesize, dptr);
 }
 
@@ -402,8 +404,12 @@ CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 
 CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 {
-    (void)hStream;
-    return fake_pool_free(dptr);
+    if (fake_capture_free(hStream, dptr))
+        return CUDA_SUCCESS; /* captured: a graph free node */
+    CUresult r = fake_pool_free(dptr);
+    if (r == CUDA_ERROR_INVALID_VALUE && fake_graph_free(dptr))
+        r = CUDA_SUCCESS; /* a graph allocation: back to the graph pool */
+    return r;
 }
 
 CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)

@@ -11,6 +11,17 @@ CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuin
 CUresult cuMemAllocAsync_ptsz(CUdeviceptr *, size_t, CUstream);
 CUresult cuMemFreeAsync_ptsz(CUdeviceptr, CUstream);
 CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
+CUresult cuStreamBeginCapture_v2_ptsz(CUstream, CUstreamCaptureMode);
+CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream, CUgraph, const CUgraphNode *, const CUgraphEdgeData *, size_t,
+                                          CUstreamCaptureMode);
+CUresult cuStreamEndCapture_ptsz(CUstream, CUgraph *);
+CUresult cuStreamIsCapturing_ptsz(CUstream, CUstreamCaptureStatus *);
+CUresult cuStreamGetCaptureInfo_v3(CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *, const CUgraphNode **,
+                                   const CUgraphEdgeData **, size_t *);
+CUresult cuStreamGetCaptureInfo_v3_ptsz(CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *,
+                                        const CUgraphNode **, const CUgraphEdgeData **, size_t *);
+CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS *);
+CUresult cuGraphLaunch_ptsz(CUgraphExec, CUstream);
 
 /* 32-bit-size relics that a version below 3.2 would get. */
 static CUresult legacy_unsupported(void)
@@ -70,6 +81,39 @@ static const struct entry table[] = {
     E(cuMemMap),
     E(cuMemUnmap),
     E(cuMemSetAccess),
+    E(cuDeviceGetPCIBusId),
+    EV(cuArrayCreate, cuArrayCreate_v2, 3020),
+    EV(cuArray3DCreate, cuArray3DCreate_v2, 3020),
+    E(cuMipmappedArrayCreate),
+    E(cuArrayDestroy),
+    E(cuMipmappedArrayDestroy),
+    E(cuArrayGetMemoryRequirements),
+    E(cuMipmappedArrayGetMemoryRequirements),
+    {"cuStreamBeginCapture", (void *)&legacy_unsupported, (void *)&cuStreamBeginCapture_v2,
+     (void *)&cuStreamBeginCapture_v2_ptsz, 10010},
+    EP(cuStreamBeginCaptureToGraph, cuStreamBeginCaptureToGraph_ptsz),
+    EP(cuStreamEndCapture, cuStreamEndCapture_ptsz),
+    EP(cuStreamIsCapturing, cuStreamIsCapturing_ptsz),
+    {"cuStreamGetCaptureInfo", (void *)&legacy_unsupported, (void *)&cuStreamGetCaptureInfo_v3,
+     (void *)&cuStreamGetCaptureInfo_v3_ptsz, 12030},
+    E(cuGraphCreate),
+    E(cuGraphDestroy),
+    E(cuGraphAddEmptyNode),
+    E(cuGraphAddMemAllocNode),
+    E(cuGraphAddMemFreeNode),
+    E(cuGraphGetNodes),
+    E(cuGraphNodeGetType),
+    E(cuGraphMemAllocNodeGetParams),
+    E(cuGraphMemFreeNodeGetParams),
+    {"cuGraphInstantiate", (void *)&legacy_unsupported, (void *)&cuGraphInstantiateWithFlags, NULL, 12000},
+    E(cuGraphInstantiateWithFlags),
+    EP(cuGraphInstantiateWithParams, cuGraphInstantiateWithParams_ptsz),
+    E(cuGraphExecDestroy),
+    EP(cuGraphLaunch, cuGraphLaunch_ptsz),
+    E(cuDeviceGraphMemTrim),
+    E(cuDeviceGetGraphMemAttribute),
+    E(cuDeviceSetGraphMemAttribute),
+    E(cuLaunchKernel),
     {"cuGetProcAddress", (void *)&cuGetProcAddress, (void *)&cuGetProcAddress_v2, NULL, 12000},
 };
 

@@ -47,6 +47,26 @@ static struct {
     CUresult (*default_pool)(CUmemoryPool *, CUdevice);
     CUresult (*get_pool)(CUmemoryPool *, CUdevice);
     CUresult (*set_pool)(CUdevice, CUmemoryPool);
+    CUresult (*array3d_create)(CUarray *, const CUDA_ARRAY3D_DESCRIPTOR *);
+    CUresult (*mipmap_create)(CUmipmappedArray *, const CUDA_ARRAY3D_DESCRIPTOR *, unsigned);
+    CUresult (*array_destroy)(CUarray);
+    CUresult (*mipmap_destroy)(CUmipmappedArray);
+    CUresult (*array_reqs)(CUDA_ARRAY_MEMORY_REQUIREMENTS *, CUarray, CUdevice);
+    CUresult (*begin_capture)(CUstream, CUstreamCaptureMode);
+    CUresult (*end_capture)(CUstream, CUgraph *);
+    CUresult (*is_capturing)(CUstream, CUstreamCaptureStatus *);
+    CUresult (*graph_create)(CUgraph *, unsigned);
+    CUresult (*graph_destroy)(CUgraph);
+    CUresult (*add_empty)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t);
+    CUresult (*add_alloc_node)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUDA_MEM_ALLOC_NODE_PARAMS *);
+    CUresult (*add_free_node)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUdeviceptr);
+    CUresult (*instantiate)(CUgraphExec *, CUgraph, unsigned long long);
+    CUresult (*exec_destroy)(CUgraphExec);
+    CUresult (*graph_launch)(CUgraphExec, CUstream);
+    CUresult (*graph_trim)(CUdevice);
+    CUresult (*graph_attr)(CUdevice, CUgraphMem_attribute, void *);
+    CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                              CUstream, void **, void **);
 } drv;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -104,6 +124,25 @@ static void init_once(void)
     RESOLVE(default_pool, "cuDeviceGetDefaultMemPool", 0);
     RESOLVE(get_pool, "cuDeviceGetMemPool", 0);
     RESOLVE(set_pool, "cuDeviceSetMemPool", 0);
+    RESOLVE(array3d_create, "cuArray3DCreate", 0);
+    RESOLVE(mipmap_create, "cuMipmappedArrayCreate", 0);
+    RESOLVE(array_destroy, "cuArrayDestroy", 0);
+    RESOLVE(mipmap_destroy, "cuMipmappedArrayDestroy", 0);
+    RESOLVE(array_reqs, "cuArrayGetMemoryRequirements", 0);
+    RESOLVE(begin_capture, "cuStreamBeginCapture", 0);
+    RESOLVE(end_capture, "cuStreamEndCapture", 0);
+    RESOLVE(is_capturing, "cuStreamIsCapturing", 0);
+    RESOLVE(graph_create, "cuGraphCreate", 0);
+    RESOLVE(graph_destroy, "cuGraphDestroy", 0);
+    RESOLVE(add_empty, "cuGraphAddEmptyNode", 0);
+    RESOLVE(add_alloc_node, "cuGraphAddMemAllocNode", 0);
+    RESOLVE(add_free_node, "cuGraphAddMemFreeNode", 0);
+    RESOLVE(instantiate, "cuGraphInstantiate", 0);
+    RESOLVE(exec_destroy, "cuGraphExecDestroy", 0);
+    RESOLVE(graph_launch, "cuGraphLaunch", 0);
+    RESOLVE(graph_trim, "cuDeviceGraphMemTrim", 0);
+    RESOLVE(graph_attr, "cuDeviceGetGraphMemAttribute", 0);
+    RESOLVE(launch_kernel, "cuLaunchKernel", 0);
     if (init_error == cudaSuccess)
         drv.init(0);
 }
@@ -403,4 +442,187 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **fn, unsi
                                              unsigned long long flags, enum cudaDriverEntryPointQueryResult *status)
 {
     return entry(symbol, fn, (int)version, flags, status);
+}
+
+/* ---- CUDA arrays ------------------------------------------------------------ */
+
+/* The driver format of a channel description (the plain kinds only). */
+static int to_format(const struct cudaChannelFormatDesc *d, CUDA_ARRAY3D_DESCRIPTOR *out)
+{
+    if (!d)
+        return -1;
+    int bits = d->x, n = (d->x > 0) + (d->y > 0) + (d->z > 0) + (d->w > 0);
+    if (!n)
+        return -1;
+    out->NumChannels = (unsigned)n;
+    if (d->f == cudaChannelFormatKindFloat)
+        out->Format = bits == 32 ? CU_AD_FORMAT_FLOAT : bits == 16 ? CU_AD_FORMAT_HALF : (CUarray_format)0;
+    else if (d->f == cudaChannelFormatKindSigned)
+        out->Format = bits == 8 ? CU_AD_FORMAT_SIGNED_INT8 : bits == 16 ? CU_AD_FORMAT_SIGNED_INT16
+                                                                        : CU_AD_FORMAT_SIGNED_INT32;
+    else
+        out->Format = bits == 8 ? CU_AD_FORMAT_UNSIGNED_INT8 : bits == 16 ? CU_AD_FORMAT_UNSIGNED_INT16
+                                                                          : CU_AD_FORMAT_UNSIGNED_INT32;
+    return out->Format ? 0 : -1;
+}
+
+cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, size_t width,
+                            size_t height, unsigned int flags)
+{
+    READY();
+    CUDA_ARRAY3D_DESCRIPTOR d = {.Width = width, .Height = height, .Depth = 0, .Flags = flags};
+    if (to_format(desc, &d))
+        return cudaErrorInvalidChannelDescriptor;
+    return RT(drv.array3d_create((CUarray *)array, &d));
+}
+
+cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, struct cudaExtent e,
+                              unsigned int flags)
+{
+    READY();
+    CUDA_ARRAY3D_DESCRIPTOR d = {.Width = e.width, .Height = e.height, .Depth = e.depth, .Flags = flags};
+    if (to_format(desc, &d))
+        return cudaErrorInvalidChannelDescriptor;
+    return RT(drv.array3d_create((CUarray *)array, &d));
+}
+
+cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mip, const struct cudaChannelFormatDesc *desc,
+                                     struct cudaExtent e, unsigned int levels, unsigned int flags)
+{
+    READY();
+    CUDA_ARRAY3D_DESCRIPTOR d = {.Width = e.width, .Height = e.height, .Depth = e.depth, .Flags = flags};
+    if (to_format(desc, &d))
+        return cudaErrorInvalidChannelDescriptor;
+    return RT(drv.mipmap_create((CUmipmappedArray *)mip, &d, levels));
+}
+
+cudaError_t cudaFreeArray(cudaArray_t array)
+{
+    READY();
+    return array ? RT(drv.array_destroy((CUarray)array)) : cudaSuccess;
+}
+
+cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mip)
+{
+    READY();
+    return mip ? RT(drv.mipmap_destroy((CUmipmappedArray)mip)) : cudaSuccess;
+}
+
+cudaError_t cudaArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements *req, cudaArray_t array, int device)
+{
+    READY();
+    CUDA_ARRAY_MEMORY_REQUIREMENTS r;
+    CUresult e = drv.array_reqs(&r, (CUarray)array, device);
+    if (e == CUDA_SUCCESS && req) {
+        memset(req, 0, sizeof *req);
+        req->size = r.size;
+        req->alignment = r.alignment;
+    }
+    return RT(e);
+}
+
+/* ---- stream capture and graphs ------------------------------------------------ */
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode mode)
+{
+    READY();
+    return RT(drv.begin_capture((CUstream)s, (CUstreamCaptureMode)mode));
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *graph)
+{
+    READY();
+    return RT(drv.end_capture((CUstream)s, (CUgraph *)graph));
+}
+
+cudaError_t cudaStreamIsCapturing(cudaStream_t s, enum cudaStreamCaptureStatus *st)
+{
+    READY();
+    return RT(drv.is_capturing((CUstream)s, (CUstreamCaptureStatus *)st));
+}
+
+cudaError_t cudaGraphCreate(cudaGraph_t *g, unsigned int flags)
+{
+    READY();
+    return RT(drv.graph_create((CUgraph *)g, flags));
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t g)
+{
+    READY();
+    return RT(drv.graph_destroy((CUgraph)g));
+}
+
+cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *node, cudaGraph_t g, const cudaGraphNode_t *deps, size_t n)
+{
+    READY();
+    return RT(drv.add_empty((CUgraphNode *)node, (CUgraph)g, (const CUgraphNode *)deps, n));
+}
+
+cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t *node, cudaGraph_t g, const cudaGraphNode_t *deps, size_t n,
+                                     struct cudaMemAllocNodeParams *p)
+{
+    READY();
+    if (!p)
+        return cudaErrorInvalidValue;
+    CUDA_MEM_ALLOC_NODE_PARAMS dp;
+    memset(&dp, 0, sizeof dp);
+    dp.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    dp.poolProps.location.type = (CUmemLocationType)p->poolProps.location.type;
+    dp.poolProps.location.id = p->poolProps.location.id;
+    dp.bytesize = p->bytesize;
+    CUresult r = drv.add_alloc_node((CUgraphNode *)node, (CUgraph)g, (const CUgraphNode *)deps, n, &dp);
+    if (r == CUDA_SUCCESS)
+        p->dptr = (void *)(uintptr_t)dp.dptr;
+    return RT(r);
+}
+
+cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *node, cudaGraph_t g, const cudaGraphNode_t *deps, size_t n,
+                                    void *dptr)
+{
+    READY();
+    return RT(drv.add_free_node((CUgraphNode *)node, (CUgraph)g, (const CUgraphNode *)deps, n,
+                                (CUdeviceptr)(uintptr_t)dptr));
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t g, unsigned long long flags)
+{
+    READY();
+    return RT(drv.instantiate((CUgraphExec *)exec, (CUgraph)g, flags));
+}
+
+cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *exec, cudaGraph_t g, unsigned long long flags)
+{
+    return cudaGraphInstantiate(exec, g, flags);
+}
+
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec)
+{
+    READY();
+    return RT(drv.exec_destroy((CUgraphExec)exec));
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s)
+{
+    READY();
+    return RT(drv.graph_launch((CUgraphExec)exec, (CUstream)s));
+}
+
+cudaError_t cudaDeviceGraphMemTrim(int device)
+{
+    READY();
+    return RT(drv.graph_trim(device));
+}
+
+cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)
+{
+    READY();
+    return RT(drv.graph_attr(device, (CUgraphMem_attribute)attr, value));
+}
+
+cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t s)
+{
+    READY();
+    return RT(drv.launch_kernel((CUfunction)(uintptr_t)func, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                                (unsigned)shmem, (CUstream)s, args, NULL));
 }

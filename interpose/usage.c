@@ -1,0 +1,205 @@
+/* usage.c — see usage.h. NVML is loaded with dlopen (never linked: a
+ * machine without it, or a container without its pids, falls back to the
+ * next source). Its functions are called from application threads only at
+ * start-up, when the writer asks (a new high-water mark) and at exit; they
+ * need no CUDA context. */
+#include "usage.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "cuda_extra.h"
+#include "hooks.h"
+#include "real.h"
+#include "recorder.h"
+#include "state.h"
+
+/* The few NVML declarations used (nvml.h is not part of the toolkit). */
+typedef int nvmlReturn_t;
+typedef struct nvmlDevice_st *nvmlDevice_t;
+typedef struct {
+    unsigned long long total, free, used;
+} nvmlMemory_t;
+typedef struct {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+    unsigned int gpuInstanceId, computeInstanceId;
+} nvmlProcessInfo_t;
+#define NVML_VALUE_NOT_AVAILABLE (~0ULL)
+
+static struct {
+    nvmlReturn_t (*init)(void);
+    nvmlReturn_t (*count)(unsigned int *);
+    nvmlReturn_t (*by_index)(unsigned int, nvmlDevice_t *);
+    nvmlReturn_t (*by_bus)(const char *, nvmlDevice_t *);
+    nvmlReturn_t (*memory)(nvmlDevice_t, nvmlMemory_t *);
+    nvmlReturn_t (*processes)(nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *);
+} nv;
+
+enum { NV_UNTRIED, NV_STARTING, NV_READY, NV_NONE };
+static _Atomic int nv_state;
+
+#define MAXDEV 64
+#define SAMPLE_PERIOD_NS 10000000ULL
+
+/* NVML devices and their used bytes before the first CUDA call. */
+static nvmlDevice_t base_dev[MAXDEV];
+static uint64_t base_used[MAXDEV];
+static unsigned nbase;
+
+/* CUDA device -> NVML device (by PCI bus id), found at its first sample. */
+static nvmlDevice_t handle_of[MAXDEV];
+static _Atomic int handle_state[MAXDEV]; /* 0 not looked up, 1 found, 2 none */
+
+static _Atomic unsigned char wanted[MAXDEV], seen[MAXDEV];
+static _Atomic uint64_t next_allowed[MAXDEV];
+
+static void *nvml_sym(void *h, const char *name)
+{
+    return gl_real_dlsym ? gl_real_dlsym(h, name) : NULL;
+}
+
+void gl_usage_start(void)
+{
+    int expect = NV_UNTRIED;
+    if (atomic_load_explicit(&nv_state, memory_order_acquire) != NV_UNTRIED ||
+        atomic_load(&gl_st.phase) != GL_PHASE_RECORDING ||
+        !atomic_compare_exchange_strong(&nv_state, &expect, NV_STARTING))
+        return;
+    int saved = errno;
+    int state = NV_NONE;
+    void *h = gl_st.cfg.nvml ? dlopen(gl_st.cfg.nvml_lib ? gl_st.cfg.nvml_lib : "libnvidia-ml.so.1",
+                                      RTLD_NOW | RTLD_LOCAL)
+                             : NULL;
+    if (h) {
+        *(void **)&nv.init = nvml_sym(h, "nvmlInit_v2");
+        *(void **)&nv.count = nvml_sym(h, "nvmlDeviceGetCount_v2");
+        *(void **)&nv.by_index = nvml_sym(h, "nvmlDeviceGetHandleByIndex_v2");
+        *(void **)&nv.by_bus = nvml_sym(h, "nvmlDeviceGetHandleByPciBusId_v2");
+        *(void **)&nv.memory = nvml_sym(h, "nvmlDeviceGetMemoryInfo");
+        *(void **)&nv.processes = nvml_sym(h, "nvmlDeviceGetComputeRunningProcesses_v3");
+        unsigned n = 0;
+        if (nv.init && nv.count && nv.by_index && nv.by_bus && nv.memory && nv.init() == 0 && nv.count(&n) == 0) {
+            for (unsigned i = 0; i < n && nbase < MAXDEV; i++) {
+                nvmlMemory_t m;
+                if (nv.by_index(i, &base_dev[nbase]) == 0 && nv.memory(base_dev[nbase], &m) == 0)
+                    base_used[nbase++] = m.used;
+            }
+            state = NV_READY;
+        }
+        /* the library stays loaded either way: a second dlopen/dlclose at
+         * every start is not worth the bytes */
+    }
+    atomic_store_explicit(&nv_state, state, memory_order_release);
+    errno = saved;
+}
+
+void gl_usage_request(int device)
+{
+    if (device < 0 || device >= MAXDEV)
+        return;
+    atomic_store_explicit(&seen[device], 1, memory_order_relaxed);
+    atomic_store_explicit(&wanted[device], 1, memory_order_release);
+}
+
+typedef CUresult (*bus_id_fn)(char *, int, CUdevice);
+typedef CUresult (*mem_info_fn)(size_t *, size_t *);
+
+static nvmlDevice_t nvml_device(int device)
+{
+    int st = atomic_load_explicit(&handle_state[device], memory_order_acquire);
+    if (st)
+        return st == 1 ? handle_of[device] : NULL;
+    bus_id_fn bus_id = (bus_id_fn)gl_driver_sym("cuDeviceGetPCIBusId");
+    char bus[64];
+    nvmlDevice_t h = NULL;
+    if (bus_id && bus_id(bus, (int)sizeof bus, device) == CUDA_SUCCESS && nv.by_bus(bus, &h) != 0)
+        h = NULL;
+    handle_of[device] = h;
+    atomic_store_explicit(&handle_state[device], h ? 1 : 2, memory_order_release);
+    return h;
+}
+
+/* The process's figure on `device` and where it comes from (0: none). */
+static int figure(int device, uint64_t *bytes)
+{
+    nvmlDevice_t h = atomic_load_explicit(&nv_state, memory_order_acquire) == NV_READY ? nvml_device(device) : NULL;
+    if (h && nv.processes) {
+        nvmlProcessInfo_t infos[64];
+        unsigned n = 64;
+        unsigned pid = (unsigned)getpid();
+        if (nv.processes(h, &n, infos) == 0)
+            for (unsigned i = 0; i < n && i < 64; i++)
+                if (infos[i].pid == pid && infos[i].usedGpuMemory != NVML_VALUE_NOT_AVAILABLE) {
+                    *bytes = infos[i].usedGpuMemory;
+                    return GL_USAGE_NVML_PROCESS;
+                }
+    }
+    nvmlMemory_t m;
+    if (h && nv.memory(h, &m) == 0)
+        for (unsigned i = 0; i < nbase; i++)
+            if (base_dev[i] == h) {
+                *bytes = m.used > base_used[i] ? m.used - base_used[i] : 0;
+                return GL_USAGE_NVML_DEVICE;
+            }
+    /* the device of the context current here, if it is this one */
+    if (gl_driver_device() != device)
+        return 0;
+    mem_info_fn info = (mem_info_fn)gl_driver_sym("cuMemGetInfo_v2");
+    size_t free_b = 0, total = 0;
+    if (info && info(&free_b, &total) == CUDA_SUCCESS && total >= free_b) {
+        *bytes = total - free_b;
+        return GL_USAGE_MEMINFO;
+    }
+    return 0;
+}
+
+static void sample(int device, uint64_t stamp)
+{
+    uint64_t bytes = 0;
+    int source = figure(device, &bytes);
+    if (!source)
+        return;
+    struct gl_call c = {.api = GL_API_usage_sample, .device = device, .size = bytes, .aux = (uint64_t)source};
+    gl_record_state(&c, stamp);
+}
+
+void gl_usage_after_call(int device, uint64_t stamp)
+{
+    if (device < 0 || device >= MAXDEV)
+        return;
+    if (!atomic_load_explicit(&seen[device], memory_order_relaxed))
+        atomic_store_explicit(&seen[device], 1, memory_order_relaxed); /* sampled at exit */
+    if (!atomic_load_explicit(&wanted[device], memory_order_relaxed))
+        return;
+    static _Atomic uint64_t span;
+    uint64_t period = atomic_load_explicit(&span, memory_order_relaxed);
+    if (!period) {
+        period = gl_stamp_span(SAMPLE_PERIOD_NS);
+        atomic_store_explicit(&span, period, memory_order_relaxed);
+    }
+    if (stamp < atomic_load_explicit(&next_allowed[device], memory_order_relaxed) ||
+        !atomic_exchange(&wanted[device], 0))
+        return;
+    atomic_store_explicit(&next_allowed[device], stamp + period, memory_order_relaxed);
+    int saved = errno;
+    sample(device, stamp);
+    errno = saved;
+}
+
+void gl_usage_at_exit(void)
+{
+    static _Atomic int done;
+    if (atomic_load(&gl_st.phase) != GL_PHASE_RECORDING || atomic_exchange(&done, 1))
+        return;
+    int saved = errno;
+    for (int d = 0; d < MAXDEV; d++)
+        if (atomic_load_explicit(&seen[d], memory_order_relaxed))
+            sample(d, gl_stamp());
+    errno = saved;
+}

@@ -1,0 +1,31 @@
+/* usage.h — the process's own device-memory figure, what nvidia-smi shows
+ * for it: the ledger plus "outside any allocation API" (context, module
+ * images, local memory, library internals) must add up to it. Taken in an
+ * application thread, so that it falls in the event order where it was
+ * read: whenever the writer sees the device's ledger pass its high-water
+ * mark by 2 MiB or more (at most every 10 ms per device), and at exit. */
+#ifndef GL_USAGE_H
+#define GL_USAGE_H
+
+#include <stdint.h>
+
+/* Where the figure comes from (aux of a usage sample; the store names them). */
+enum gl_usage_source {
+    GL_USAGE_NVML_PROCESS = 1, /* NVML's per-process figure for this pid */
+    GL_USAGE_NVML_DEVICE = 2,  /* NVML device used minus its value before the first CUDA call */
+    GL_USAGE_MEMINFO = 3,      /* cuMemGetInfo device used (the writer subtracts its first value) */
+};
+
+/* Before the process's first CUDA call: load NVML (dlopen, never linked;
+ * GPULEDGER_NVML=0 turns it off, GPULEDGER_NVML_LIB names the library) and
+ * read each device's used memory. Idempotent. */
+void gl_usage_start(void);
+/* Writer: ask for a sample of `device` at the next recorded call on it. */
+void gl_usage_request(int device);
+/* After a recorded call on `device` (sampler.c): take the sample if asked. */
+void gl_usage_after_call(int device, uint64_t stamp);
+/* At exit (before atexit handlers tear CUDA down): a sample of every device
+ * the ledger saw. */
+void gl_usage_at_exit(void);
+
+#endif
