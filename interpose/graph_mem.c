@@ -17,17 +17,17 @@
 
 /* ---- stream capture -------------------------------------------------------- */
 
-static _Atomic int captures; /* streams capturing now, as far as the wrappers saw */
+_Atomic int gl_captures;
 
 void gl_capture_begun(void)
 {
-    atomic_fetch_add_explicit(&captures, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&gl_captures, 1, memory_order_relaxed);
 }
 
 void gl_capture_ended(void)
 {
-    int n = atomic_load_explicit(&captures, memory_order_relaxed);
-    while (n > 0 && !atomic_compare_exchange_weak(&captures, &n, n - 1))
+    int n = atomic_load_explicit(&gl_captures, memory_order_relaxed);
+    while (n > 0 && !atomic_compare_exchange_weak(&gl_captures, &n, n - 1))
         ;
 }
 
@@ -65,10 +65,8 @@ int gl_stream_capturing(uint64_t stream, int per_thread)
     return capture_info(stream, per_thread, &g) != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
-void gl_capture_mark(struct gl_call *c, int per_thread, int op)
+void gl_capture_mark_slow(struct gl_call *c, int per_thread, int op)
 {
-    if (!atomic_load_explicit(&captures, memory_order_relaxed))
-        return;
     uint64_t graph = 0;
     if (capture_info(c->stream, per_thread, &graph) != CU_STREAM_CAPTURE_STATUS_ACTIVE)
         return;
@@ -158,7 +156,7 @@ static int memory_nodes(CUgraph graph, struct gl_graph_node **allocs, int **devs
     if (!get_nodes || !node_type || !alloc_params || !free_params || get_nodes(graph, NULL, &n) != CUDA_SUCCESS ||
         n == 0)
         return -1;
-    CUgraphNode *nodes = malloc(n * sizeof *nodes);
+    CUgraphNode *nodes = malloc(n * sizeof(CUgraphNode)); /* handles: pointers */
     *allocs = malloc(n * sizeof **allocs);
     *devs = malloc(n * sizeof **devs);
     *frees = malloc(n * sizeof **frees);

@@ -7,6 +7,7 @@
 #ifndef GL_GRAPH_MEM_H
 #define GL_GRAPH_MEM_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "recorder.h"
@@ -23,7 +24,13 @@ int gl_stream_capturing(uint64_t stream, int per_thread);
 /* If c->stream is capturing, turn the call into the definition of a graph
  * memory node: op (GL_OP_GRAPH_ALLOC or _FREE), kind graph, aux the graph.
  * Costs one atomic load while no stream captures. */
-void gl_capture_mark(struct gl_call *c, int per_thread, int op);
+extern _Atomic int gl_captures; /* streams capturing now, as far as the wrappers saw */
+void gl_capture_mark_slow(struct gl_call *c, int per_thread, int op);
+static inline void gl_capture_mark(struct gl_call *c, int per_thread, int op)
+{
+    if (__builtin_expect(atomic_load_explicit(&gl_captures, memory_order_relaxed) != 0, 0))
+        gl_capture_mark_slow(c, per_thread, op);
+}
 
 /* ---- executable graphs with memory nodes ---- */
 

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# gpu-every-byte.sh — "every byte" on the real GPU (H200), run ON the device
+# machine. Prepare here first with scripts/device-prep.sh, then through the
+# device tool: carry ["build-device", ".device-deps"], command
+#   bash scripts/gpu-every-byte.sh
+# It builds scripts/gpu/every_byte.cu with dynamic and with static cudart,
+# runs each under gpuledger (and bare under compute-sanitizer --leak-check
+# full), and writes to $OUT/every-byte.md, per variant:
+#  - per step, the device's used-memory growth next to the ledger's;
+#  - the remainder row ("outside any allocation API") next to nvidia-smi;
+#  - which leaked path `gpuledger leaks` and compute-sanitizer each name;
+#  - what a cudaGraphLaunch costs with and without gpuledger, for a graph
+#    without memory nodes and one with.
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+B=${GL_BUILD:-$ROOT/build-device}
+OUT=${OUT:-/tmp/gl-every-byte}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH="$ROOT/.device-deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+GL="$B/report/gpuledger"
+W=$(mktemp -d)
+R="$OUT/every-byte.md"
+log() { echo "== $*" >&2; }
+
+{
+  echo "# every byte — $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo
+  echo '```'
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  nvcc --version | tail -1
+  echo "command: bash scripts/gpu-every-byte.sh"
+  echo '```'
+  echo
+} > "$R"
+
+log "build every_byte (dynamic and static cudart)"
+nvcc -O1 -g -cudart shared -o "$W/every_byte_dyn" "$ROOT/scripts/gpu/every_byte.cu" -lcuda || exit 1
+nvcc -O1 -g -o "$W/every_byte_static" "$ROOT/scripts/gpu/every_byte.cu" -lcuda || exit 1
+
+for v in dyn static; do
+  log "$v: under gpuledger"
+  ( cd "$W" && "$GL" run -o "$W/eb_$v.db" -- "$W/every_byte_$v" ) > "$OUT/steps_$v.txt" 2> "$W/gl_$v.err"
+  tail -3 "$W/gl_$v.err" >> "$OUT/steps_$v.txt"
+  "$GL" report "$W/eb_$v.db" > "$OUT/report_$v.txt" 2>&1
+  "$GL" leaks "$W/eb_$v.db" > "$OUT/leaks_$v.txt" 2>&1
+  log "$v: bare under compute-sanitizer --leak-check full"
+  compute-sanitizer --leak-check full "$W/every_byte_$v" > "$OUT/sanitizer_$v.txt" 2>&1
+  python3 "$ROOT/scripts/gpu/every_byte_table.py" "$v cudart" "$W/eb_$v.db" "$OUT/steps_$v.txt" \
+    "$OUT/sanitizer_$v.txt" "$OUT/leaks_$v.txt" "$OUT/report_$v.txt" >> "$R" 2>&1
+  cp "$W/eb_$v.db" "$OUT/" 2>/dev/null
+done
+
+log "graph launch cost, bare and under gpuledger"
+{
+  echo "### cudaGraphLaunch cost (best of 5 x 20000 launches, ns per launch)"
+  echo
+  echo '```'
+  echo "bare:";            "$W/every_byte_dyn" --launch-bench 20000
+  echo "under gpuledger:"; ( cd "$W" && "$GL" run -q -o "$W/bench.db" -- "$W/every_byte_dyn" --launch-bench 20000 )
+  echo '```'
+} >> "$R" 2>&1
+
+cat "$R"
+# at most 8 files come back: pack the rest
+( cd "$OUT" && tar czf "$W/bundle.tgz" --exclude=every-byte.md . &&
+  find . -type f ! -name every-byte.md -delete && mv "$W/bundle.tgz" . )
