@@ -12,7 +12,9 @@
  * The fake driver charges each its size rounded up to 2 MiB. */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <stdio.h>
+#include <string.h>
 
 static int failures;
 #define CK(x) (failures += (x) != 0)
@@ -67,8 +69,30 @@ __attribute__((noinline)) static void driver_mipmaps(void)
     CK(cuMipmappedArrayDestroy(m));
 }
 
-int main(void)
+/* A 3D array through entry points no interposer knows (what a statically
+ * linked runtime calls): 2 MiB asked, left live; only CUPTI sees it. */
+typedef CUresult (*array3d_fn)(CUarray *, const CUDA_ARRAY3D_DESCRIPTOR *);
+__attribute__((noinline)) static int private_array(void)
 {
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    array3d_fn create = h ? (array3d_fn)dlsym(h, "fakecuda_private_cuArray3DCreate") : NULL;
+    if (!create)
+        return 1;
+    CUDA_ARRAY3D_DESCRIPTOR d = {.Width = 1024, .Height = 512, .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 1};
+    CUarray a = NULL;
+    return create(&a, &d) != CUDA_SUCCESS;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "--private")) {
+        void *p = NULL;
+        CK(cudaMalloc(&p, 1 << 20));
+        CK(private_array());
+        CK(cudaFree(p));
+        printf("arrays --private: %s\n", failures ? "failed" : "ok");
+        return failures != 0;
+    }
     void *p = NULL;
     CK(cudaMalloc(&p, 1 << 20)); /* the context, through the runtime */
     cudaArray_t kept = load_texture();
