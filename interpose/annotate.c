@@ -6,6 +6,7 @@
 #include "gpuledger.h"
 #include "recorder.h"
 #include "state.h"
+#include "usage.h"
 
 static void label_event(int api, const char *label)
 {
@@ -23,6 +24,7 @@ static void label_event(int api, const char *label)
 GL_EXPORT void gpuledger_mark(const char *label)
 {
     label_event(GL_API_gpuledger_mark, label);
+    gl_usage_at_mark(); /* the process's own figure at each step */
 }
 
 GL_EXPORT void gpuledger_range_push(const char *label)

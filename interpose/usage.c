@@ -192,14 +192,26 @@ void gl_usage_after_call(int device, uint64_t stamp)
     errno = saved;
 }
 
-void gl_usage_at_exit(void)
+/* A sample of every device a recorded call was made on. */
+static void sample_all(void)
 {
-    static _Atomic int done;
-    if (atomic_load(&gl_st.phase) != GL_PHASE_RECORDING || atomic_exchange(&done, 1))
-        return;
     int saved = errno;
     for (int d = 0; d < MAXDEV; d++)
         if (atomic_load_explicit(&seen[d], memory_order_relaxed))
             sample(d, gl_stamp());
     errno = saved;
+}
+
+void gl_usage_at_mark(void)
+{
+    if (atomic_load(&gl_st.phase) == GL_PHASE_RECORDING && !atomic_load(&gl_st.paused))
+        sample_all();
+}
+
+void gl_usage_at_exit(void)
+{
+    static _Atomic int done;
+    if (atomic_load(&gl_st.phase) != GL_PHASE_RECORDING || atomic_exchange(&done, 1))
+        return;
+    sample_all();
 }

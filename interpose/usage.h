@@ -3,7 +3,8 @@
  * images, local memory, library internals) must add up to it. Taken in an
  * application thread, so that it falls in the event order where it was
  * read: whenever the writer sees the device's ledger pass its high-water
- * mark by 2 MiB or more (at most every 10 ms per device), and at exit. */
+ * mark by 2 MiB or more (at most every 10 ms per device), at every
+ * gpuledger_mark, and at exit. */
 #ifndef GL_USAGE_H
 #define GL_USAGE_H
 
@@ -24,8 +25,10 @@ void gl_usage_start(void);
 void gl_usage_request(int device);
 /* After a recorded call on `device` (sampler.c): take the sample if asked. */
 void gl_usage_after_call(int device, uint64_t stamp);
-/* At exit (before atexit handlers tear CUDA down): a sample of every device
- * the ledger saw. */
+/* At a gpuledger_mark (a step's end: what is outside the ledger, step by
+ * step) and at exit (before atexit handlers tear CUDA down): a sample of
+ * every device a recorded call was made on. */
+void gl_usage_at_mark(void);
 void gl_usage_at_exit(void);
 
 #endif

@@ -12,6 +12,8 @@ static const char *const default_rules =
     "# category         field   pattern (POSIX extended regex, case-sensitive)\n"
     "static             kind    ^static$\n"
     "pinned_host        kind    ^host$\n"
+    "graph_pool         api     ^graph_pool$\n"
+    "arrays             kind    ^array$\n"
     "nccl               module  libnccl\n"
     "workspace          module  libcublas|libcublasLt|libcudnn|libcufft|libcusolver|libcusparse\n"
     "allocator_cache    frame   DeviceCachingAllocator|ExpandableSegment|CUDACachingAllocator::Native\n"
@@ -158,7 +160,8 @@ const char *gl_categorize(const struct gl_rules *r, struct gl_stacks *s, const s
 
 int gl_is_cached_category(const char *cat)
 {
-    /* segments a caching allocator keeps, and module globals the driver
-     * frees at unload: held at exit by design, not leaks */
-    return cat && (!strcmp(cat, "allocator_cache") || !strcmp(cat, "static"));
+    /* segments a caching allocator keeps, module globals the driver frees
+     * at unload, the CUDA-graph pool's reservation until a trim: held at
+     * exit by design, not leaks */
+    return cat && (!strcmp(cat, "allocator_cache") || !strcmp(cat, "static") || !strcmp(cat, "graph_pool"));
 }

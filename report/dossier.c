@@ -38,6 +38,7 @@ int gl_dossier_build(struct gl_dossier *d, struct gl_run *run, const struct gl_d
         gl_groups_merge_chains(&v->peak, &d->stacks);
         gl_groups_categorize(&v->peak, o->rules, &d->stacks);
         v->ncats = gl_category_totals(&v->peak, v->cats, GL_MAX_CATS);
+        gl_usage_load(run, dev, &v->usage);
         struct gl_leak_opts lo = {0, 0, 0};
         gl_leaks(run, dev->device, &lo, &v->leaks);
         gl_groups_merge_chains(&v->leaks, &d->stacks);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "analysis.h"
+#include "model_usage.h"
 
 #define GL_MAX_CATS 32
 
@@ -24,6 +25,7 @@ struct gl_dev_view {
     uint64_t leak_bytes, cached_bytes; /* real leaks / held by a caching allocator */
     struct gl_oom_view *ooms;
     size_t nooms;
+    struct gl_usage usage;      /* the process's own figure: what is outside any allocation API */
 };
 
 struct gl_dossier {

@@ -368,7 +368,10 @@ static int load_events(struct gl_run *r, char *err, size_t errsz)
         }
         r->event_count++;
         r->last_seq = seq;
-        if (api > 0 && api < GL_API_COUNT)
+        /* calls, not the rows a call leads to: the graph pool's rows and a
+         * launch's effects on memory outside the graph */
+        if (api > 0 && api < GL_API_COUNT && api != GL_API_graph_pool &&
+            !(api == GL_API_cuGraphLaunch && op != GL_OP_GRAPH_LAUNCH))
             r->api_count[api]++;
         if (own_time && (!thread_time(&last_ts, tid, &prev) || ts > prev) && set_thread_time(&last_ts, tid, ts))
             goto oom;

@@ -102,6 +102,20 @@ static void device(struct gl_json *j, struct gl_dossier *ds, struct gl_dev_view 
     }
     gl_jw_end(j);
     groups(j, "leaks", ds, &v->leaks, 1 << 30, 1);
+    if (v->usage.source[0] && !v->usage.unknown) { /* schema 2: what no allocation API shows */
+        const struct gl_usage_point *pts[2] = {&v->usage.peak, &v->usage.end};
+        gl_jw_obj(j, "outside_api");
+        gl_jw_str(j, "source", v->usage.source);
+        for (int k = 0; k < 2; k++) {
+            gl_jw_obj(j, k ? "end" : "peak");
+            gl_jw_i64(j, "seq", pts[k]->seq);
+            gl_jw_u64(j, "process_bytes", pts[k]->process);
+            gl_jw_u64(j, "ledger_bytes", pts[k]->ledger);
+            gl_jw_u64(j, "outside_bytes", gl_usage_outside(pts[k]));
+            gl_jw_end(j);
+        }
+        gl_jw_end(j);
+    }
     holes(j, ds, v->dev->device);
     ooms(j, ds, v, top);
     gl_jw_end(j);

@@ -25,7 +25,8 @@ int gl_print_db_summary(FILE *f, const char *path)
     }
     uint64_t unfreed = 0, unfreed_bytes = 0, ooms = 0;
     for (size_t i = 0; i < r->nallocs; i++)
-        if (gl_kind_counts_on_device(r->allocs[i].kind) && !r->allocs[i].free_seq) {
+        if (gl_kind_counts_on_device(r->allocs[i].kind) && !r->allocs[i].free_seq &&
+            r->allocs[i].api != GL_API_graph_pool) { /* the graph pool's reservation is the driver's */
             unfreed++;
             unfreed_bytes += r->allocs[i].size;
         }

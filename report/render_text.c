@@ -43,7 +43,7 @@ static void print_groups(FILE *f, struct gl_dossier *ds, const struct gl_groups 
 static void one(FILE *f, struct gl_dossier *ds, int top)
 {
     struct gl_run *r = ds->run;
-    char b[32], t[32], u[32], cat[256];
+    char b[32], t[32], u[32], w[32], x[32], cat[256];
     fputs("== ", f);
     gl_text_str(f, r->path);
     fprintf(f, "\nprocess %" PRId64 " on ", r->pid);
@@ -94,6 +94,15 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
             fputc('\n', f);
             fprintf(f, "  peak ledger (%zu stacks):\n", v->peak.n);
             print_groups(f, ds, &v->peak, v->dev->peak, top, "    ");
+        }
+        if (v->usage.source[0]) {
+            const struct gl_usage *us = &v->usage;
+            fprintf(f, "  outside any allocation API: %s at the peak, %s at the end (process %s = ledger %s + %s;",
+                    gl_fmt_bytes(gl_usage_outside(&us->peak), b, sizeof b),
+                    gl_fmt_bytes(gl_usage_outside(&us->end), t, sizeof t),
+                    gl_fmt_bytes(us->end.process, u, sizeof u), gl_fmt_bytes(us->end.ledger, w, sizeof w),
+                    gl_fmt_bytes(gl_usage_outside(&us->end), x, sizeof x));
+            fprintf(f, " %s)\n", gl_usage_source_text(us->source));
         }
         if (v->leaks.n) {
             fprintf(f, "  never freed: %s in leak chains", gl_fmt_bytes(v->leak_bytes, b, sizeof b));

@@ -86,6 +86,15 @@ void gl_ledger_add(struct gl_ledger *l, int space, uint64_t key, uint64_t seq, c
     }
 }
 
+int gl_ledger_peek(const struct gl_ledger *l, int space, uint64_t key, struct gl_live *out)
+{
+    uint64_t idx;
+    if (!gl_u64map_get(&l->index[space], key, &idx))
+        return 0;
+    *out = l->lives[idx];
+    return 1;
+}
+
 int gl_ledger_take(struct gl_ledger *l, int space, uint64_t key, struct gl_live *out)
 {
     uint64_t idx;

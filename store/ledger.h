@@ -37,6 +37,8 @@ void gl_ledger_free(struct gl_ledger *l);
 /* ev began something at key in space, as row seq. Something still live at
  * the same key (its end was never seen) is forgotten. */
 void gl_ledger_add(struct gl_ledger *l, int space, uint64_t key, uint64_t seq, const struct gl_event *ev);
+/* What is live at key, left live: 1 with it in *out, 0 if nothing is. */
+int gl_ledger_peek(const struct gl_ledger *l, int space, uint64_t key, struct gl_live *out);
 /* End what is live at key: 1 with it in *out, 0 if nothing was. */
 int gl_ledger_take(struct gl_ledger *l, int space, uint64_t key, struct gl_live *out);
 /* Walk what is live in space (safe while taking): from *pos = 0, 1 with the

@@ -12,6 +12,11 @@ int gl_runrows_open(struct gl_runrows *rr, struct gl_wdb *w, const struct gl_run
     if (gl_wdb_prepare(w, &rr->ins_pool_sample,
                        "INSERT INTO pool_samples(ts_ns, device, pool, reserved, used) VALUES(?,?,?,?,?)") ||
         gl_wdb_prepare(w, &rr->ins_dev_sample, "INSERT INTO device_samples(ts_ns, device, free, total) VALUES(?,?,?,?)") ||
+        gl_wdb_prepare(w, &rr->ins_graph_sample,
+                       "INSERT INTO graph_pool_samples(ts_ns, device, reserved, used, reserved_high, used_high)"
+                       " VALUES(?,?,?,?,?,?)") ||
+        gl_wdb_prepare(w, &rr->ins_usage,
+                       "INSERT INTO usage_samples(ts_ns, seq, device, used, ledger, source) VALUES(?,?,?,?,?,?)") ||
         gl_wdb_prepare(w, &rr->upd_run,
                        "UPDATE run SET event_count=?, dropped_events=?, truncated_stacks=?, unmatched_frees=?") ||
         gl_wdb_prepare(w, &rr->fin_run, "UPDATE run SET end_ns=?, exit_code=?, exit_signal=?") ||
@@ -84,9 +89,44 @@ int gl_runrows_finish(struct gl_runrows *rr, uint64_t end_ns, int exit_code, int
     return gl_wdb_step(rr->w, rr->fin_run, "finishing the run row");
 }
 
-/* A sample is state, not an operation: it goes to its own table. */
-int gl_runrows_sample(struct gl_runrows *rr, const struct gl_event *ev)
+/* The process's own figure (interpose/usage.h): NVML's (per process, or
+ * the device's growth since the process began), or the device's used
+ * memory less what it held beyond the ledger at the first sample. */
+static int usage_sample(struct gl_runrows *rr, const struct gl_event *ev, uint64_t ledger, uint64_t seq)
 {
+    static const char *const sources[] = {"?", "nvml_process", "nvml_device", "cudaMemGetInfo"};
+    uint64_t used = ev->size, src = ev->aux < 4 ? ev->aux : 0;
+    if (src == 3 && ev->device >= 0 && ev->device < GL_MAX_DEVICES) {
+        uint64_t *base = &rr->usage_base[ev->device];
+        if (!*base)
+            *base = (used > ledger ? used - ledger : 0) + 1;
+        used = used > *base - 1 ? used - (*base - 1) : 0;
+    }
+    sqlite3_stmt *st = rr->ins_usage;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)ev->ts_ns);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)seq);
+    sqlite3_bind_int(st, 3, ev->device);
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)used);
+    sqlite3_bind_int64(st, 5, (sqlite3_int64)ledger);
+    sqlite3_bind_text(st, 6, sources[src], -1, SQLITE_STATIC);
+    return gl_wdb_step(rr->w, st, "writing a usage sample");
+}
+
+/* A sample is state, not an operation: it goes to its own table. */
+int gl_runrows_sample(struct gl_runrows *rr, const struct gl_event *ev, uint64_t ledger, uint64_t seq)
+{
+    if (ev->api == GL_API_usage_sample)
+        return usage_sample(rr, ev, ledger, seq);
+    if (ev->api == GL_API_graph_pool_sample) { /* encoded by interpose/graph_mem.c */
+        sqlite3_stmt *g = rr->ins_graph_sample;
+        sqlite3_bind_int64(g, 1, (sqlite3_int64)ev->ts_ns);
+        sqlite3_bind_int(g, 2, ev->device);
+        sqlite3_bind_int64(g, 3, (sqlite3_int64)ev->size);
+        sqlite3_bind_int64(g, 4, (sqlite3_int64)ev->aux);
+        sqlite3_bind_int64(g, 5, (sqlite3_int64)ev->addr);
+        sqlite3_bind_int64(g, 6, (sqlite3_int64)ev->pool);
+        return gl_wdb_step(rr->w, g, "writing a graph pool sample");
+    }
     int pool = ev->api == GL_API_pool_sample;
     sqlite3_stmt *st = pool ? rr->ins_pool_sample : rr->ins_dev_sample;
     int k = 1;
@@ -101,7 +141,7 @@ int gl_runrows_sample(struct gl_runrows *rr, const struct gl_event *ev)
 
 void gl_runrows_close(struct gl_runrows *rr)
 {
-    sqlite3_stmt **const sts[] = {&rr->upd_run, &rr->fin_run, &rr->put_dev, &rr->ins_pool_sample, &rr->ins_dev_sample,
-                                  &rr->put_meta};
-    gl_wdb_finalize(sts, 6);
+    sqlite3_stmt **const sts[] = {&rr->upd_run,         &rr->fin_run,  &rr->put_dev,          &rr->ins_pool_sample,
+                                  &rr->ins_dev_sample, &rr->put_meta, &rr->ins_graph_sample, &rr->ins_usage};
+    gl_wdb_finalize(sts, 8);
 }

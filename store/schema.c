@@ -43,6 +43,15 @@ static const char *const ddl =
     /* device free/total memory (cudaMemGetInfo), sampled rarely */
     "CREATE TABLE device_samples(ts_ns INTEGER, device INTEGER, free INTEGER,"
     " total INTEGER);"
+    /* the device's CUDA-graph memory pool (cuDeviceGetGraphMemAttribute),
+     * when it moved at a graph launch or trim */
+    "CREATE TABLE graph_pool_samples(ts_ns INTEGER, device INTEGER, reserved INTEGER,"
+    " used INTEGER, reserved_high INTEGER, used_high INTEGER);"
+    /* the process's own device memory (what nvidia-smi shows for it) and the
+     * ledger's live bytes after event seq: used - ledger is what no
+     * allocation API shows */
+    "CREATE TABLE usage_samples(ts_ns INTEGER, seq INTEGER, device INTEGER, used INTEGER,"
+    " ledger INTEGER, source TEXT);"
     "CREATE TABLE device_stats(device INTEGER PRIMARY KEY, peak_bytes INTEGER,"
     " peak_ns INTEGER, peak_seq INTEGER, live_bytes INTEGER,"
     " alloc_count INTEGER, free_count INTEGER);"

@@ -61,16 +61,23 @@ static int64_t module_id(struct gl_stacks *s, struct gl_module *m)
     return m->db_id;
 }
 
-/* Frames of a CUDA runtime linked statically into the program (nvcc's
- * default): its internals are named libcudart_static_<hash>, its entry
- * points cudaMalloc & co. They sit above the program's own frame when the
- * driver call is what we caught, and are cut off so that depth 0 is the
- * caller of the CUDA API, as with the dynamic runtime. */
-static int is_runtime_internal(const char *sym)
+/* Frames of the CUDA runtime above the program's own frame, when the
+ * driver call is what we caught (CUDA-graph calls are recorded at the
+ * driver's entry points, which the runtime calls): the dynamic runtime's
+ * (any frame in libcudart.so*), and a runtime linked statically into the
+ * program (nvcc's default), whose internals are named libcudart_static_<hash>
+ * and its entry points cudaMalloc & co. They are cut off so that depth 0 is
+ * the caller of the CUDA API. */
+static int is_runtime_internal(const char *sym, const struct gl_module *m)
 {
+    const char *base = m && m->path ? strrchr(m->path, '/') : NULL;
+    if (base && !strncmp(base + 1, "libcudart.so", 12))
+        return 1;
     return sym && (!strncmp(sym, "libcudart_static_", 17) || !strncmp(sym, "cudaMalloc", 10) ||
                    !strncmp(sym, "cudaFree", 8) || !strncmp(sym, "cudaHostAlloc", 13) ||
-                   !strncmp(sym, "cudaDeviceReset", 15) || !strncmp(sym, "cudaMemPool", 11));
+                   !strncmp(sym, "cudaDeviceReset", 15) || !strncmp(sym, "cudaMemPool", 11) ||
+                   !strncmp(sym, "cudaGraph", 9) || !strncmp(sym, "cudaStream", 10) ||
+                   !strncmp(sym, "cudaDeviceGraphMemTrim", 22));
 }
 
 #define FRAME_INTERNAL (1ULL << 62)
@@ -112,7 +119,7 @@ static uint64_t frame_id(struct gl_stacks *s, uintptr_t ip)
         sqlite3_bind_null(s->ins_frame, 6);
     }
     gl_wdb_step(s->w, s->ins_frame, "writing a frame");
-    if (is_runtime_internal(fi.symbol))
+    if (is_runtime_internal(fi.symbol, fi.module))
         id |= FRAME_INTERNAL;
     free(fi.symbol);
     gl_u64map_put(&s->frames, ip, id);

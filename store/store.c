@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "annotations.h"
+#include "graphmem.h"
 #include "ledger.h"
 #include "rows.h"
 #include "runrows.h"
@@ -26,6 +27,7 @@ struct gl_store {
     struct gl_stacks stacks;
     struct gl_ledger ledger;
     struct gl_annotations ann;
+    struct gl_graphmem graph;
 };
 
 const char *gl_store_error(struct gl_store *s)
@@ -57,6 +59,7 @@ struct gl_store *gl_store_open(const char *path, const struct gl_run_info *info,
         return NULL;
     }
     gl_ledger_init(&s->ledger);
+    gl_graphmem_init(&s->graph);
     int rc = sqlite3_open_v2(path, &s->w.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
         snprintf(err, errsz, "cannot open %s: %s", path, s->w.db ? sqlite3_errmsg(s->w.db) : "out of memory");
@@ -142,7 +145,8 @@ static int unmap_range(struct gl_store *s, const struct gl_event *ev, int64_t si
 /* cudaDeviceReset frees everything the device still holds. */
 static int reset_device(struct gl_store *s, const struct gl_event *ev, int64_t sid)
 {
-    int rc = 0;
+    struct gl_graph_out go = {&s->ledger, &s->rows, &s->ann};
+    int rc = gl_graphmem_reset(&s->graph, &go, ev, sid);
     for (int space = 0; space < GL_NSPACES; space++) {
         size_t pos = 0;
         uint64_t k;
@@ -163,12 +167,17 @@ int gl_store_add(struct gl_store *s, const struct gl_event *ev)
 {
     if (begin(s))
         return -1;
-    if (ev->op == GL_OP_SAMPLE)
-        return gl_runrows_sample(&s->run, ev);
+    if (ev->op == GL_OP_SAMPLE) {
+        int dev = ev->device >= 0 && ev->device < GL_MAX_DEVICES ? ev->device + 1 : 0;
+        return gl_runrows_sample(&s->run, ev, s->ledger.dev[dev].live, s->rows.next_seq - 1);
+    }
     if (ev->flags & GL_EVF_LABEL)
         return gl_annotations_add(&s->ann, &s->rows, ev);
     int64_t sid = gl_stacks_id(&s->stacks, ev);
     int op = ev->op;
+    struct gl_graph_out go = {&s->ledger, &s->rows, &s->ann};
+    if (gl_graphmem_owns(ev))
+        return gl_graphmem_add(&s->graph, &go, ev, sid);
     if (ev->result != 0)
         return row(s, ev, op, ev->kind, ev->size, sid, 0, NULL);
     if (gl_op_is_alloc(op)) {
@@ -186,7 +195,8 @@ int gl_store_add(struct gl_store *s, const struct gl_event *ev)
         if (gl_ledger_take(&s->ledger, gl_op_space(op), ev->addr, &l)) {
             struct gl_event e2 = *ev;
             e2.device = l.device; /* the device of what it frees */
-            return row(s, &e2, op, l.kind, l.size, sid, l.seq, NULL);
+            int rc = row(s, &e2, op, l.kind, l.size, sid, l.seq, NULL);
+            return l.kind == GL_KIND_GRAPH ? rc | gl_graphmem_freed(&s->graph, &go, ev, sid, &l) : rc;
         }
         s->unmatched_frees++;
     }
@@ -232,5 +242,6 @@ void gl_store_close(struct gl_store *s)
         sqlite3_close(s->w.db);
     }
     gl_ledger_free(&s->ledger);
+    gl_graphmem_free(&s->graph);
     free(s);
 }

@@ -97,11 +97,127 @@ static void test_arrays_through_cupti(void **state)
     sqlite3_close(db);
 }
 
+/* Graph memory (tests/progs/graphs.c): each allocation captured or added
+ * into a graph is a definition (graph_alloc / graph_free, with its stack),
+ * not memory in use; launches of graphs with memory nodes bring what they
+ * leave live (with their node's stack) and the graph pool's reservation
+ * (api graph_pool rows, the rest of the reservation); a graph without
+ * memory nodes leaves no trace. */
+static void test_graph_memory(void **state)
+{
+    (void)state;
+    static struct run_result r;
+    h_run(&r, ENV(nvml_env), ARGV(GL, "run", "-q", "-o", "g.db", PROG("graphs")));
+    assert_int_equal(r.status, 0);
+    sqlite3 *db = h_open("g.db");
+    assert_string_equal(
+        h_text(db, "SELECT group_concat(op || ':' || api || ':' || (size >> 20), ' ') FROM (SELECT * FROM events "
+                   "ORDER BY seq)"),
+        /* 1. captured 32 MiB scratch, launched 3 times: the pool reserves 32 MiB at the first launch only */
+        "graph_alloc:cudaMallocAsync:32 graph_free:cudaFreeAsync:0 graph_launch:cuGraphLaunch:32 "
+        "alloc:graph_pool:32 "
+        /* 2. captured 8 MiB kept: its launch makes it live inside the pool (pool row 32 -> 24) */
+        "graph_alloc:cudaMallocAsync:8 graph_launch:cuGraphLaunch:32 free:graph_pool:32 alloc:graph_pool:24 "
+        "alloc:cuGraphLaunch:8 "
+        /* ... freed after the launch with cudaFree: back to the pool (24 -> 32) */
+        "free:cudaFree:8 free:graph_pool:24 alloc:graph_pool:32 "
+        /* 3. a graph without memory nodes, launched twice: nothing; 4. the trim gives the pool back */
+        "trim:cuDeviceGraphMemTrim:0 free:graph_pool:32 "
+        /* 5. a 3 MiB allocation node (4 MiB of pool), auto-freed at its relaunch, live at the end */
+        "graph_alloc:cuGraphAddMemAllocNode:3 graph_launch:cuGraphLaunch:4 alloc:cuGraphLaunch:3 "
+        "alloc:graph_pool:1 graph_launch:cuGraphLaunch:4 free:cuGraphLaunch:3 alloc:cuGraphLaunch:3");
+    /* each row's stack: the definitions', the launches', and a launched
+     * allocation carries its node's (the runtime's own frames cut) */
+    assert_string_equal(
+        h_text(db, "SELECT group_concat(coalesce(f.symbol, '-'), ' ') FROM (SELECT * FROM events ORDER BY seq) e "
+                   "LEFT JOIN stack_frames f ON f.stack_id = e.stack_id AND f.depth = 0"),
+        "capture_scratch capture_scratch launch_three_times launch_three_times capture_kept main main main "
+        "capture_kept free_after_launch free_after_launch free_after_launch main main add_node_by_hand main "
+        "add_node_by_hand main main - add_node_by_hand");
+    /* a launched allocation refers to its node's row */
+    assert_int_equal(h_int(db, "SELECT count(*) FROM event_log a JOIN event_log d ON d.seq = a.ref_seq WHERE "
+                               "a.op = 1 AND a.api = 54 AND d.op = 21 AND d.addr = a.addr"),
+                     3);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events WHERE op = 'graph_alloc' AND aux IS NOT NULL"), 3);
+    /* the ledger never holds more than the device: 32 MiB */
+    assert_int_equal(h_int(db, "SELECT peak_bytes FROM device_stats WHERE device = 0"), 32 * MiB);
+    assert_int_equal(h_int(db, "SELECT live_bytes FROM device_stats WHERE device = 0"), 4 * MiB);
+    assert_string_equal(h_text(db, "SELECT group_concat((reserved >> 20) || '/' || (used >> 20) || '/' || "
+                                   "(reserved_high >> 20) || '/' || (used_high >> 20), ' ') FROM (SELECT * FROM "
+                                   "graph_pool_samples ORDER BY ts_ns)"),
+                        "32/0/32/32 0/0/32/32 4/4/32/32");
+    sqlite3_close(db);
+    /* the allocation left at the end is a leak with its node's stack; the
+     * pool's 1 MiB the driver holds is not */
+    h_run(&r, NULL, ARGV(GL, "leaks", "g.db"));
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "3.00 MiB never freed in 1 leak chain; 1.00 MiB held by a caching allocator"));
+    assert_non_null(strstr(r.out, "0  add_node_by_hand"));
+    h_run(&r, NULL, ARGV(GL, "summary", "g.db"));
+    assert_non_null(strstr(r.out, "peak 32.00 MiB on device 0, 1 allocations (3.00 MiB) never freed"));
+    h_run(&r, NULL, ARGV(GL, "report", "g.db"));
+    assert_non_null(strstr(r.out, "at the peak, by category: graph_pool 32.00 MiB (100%)"));
+    assert_non_null(strstr(r.out, "calls: cudaFree 1 cudaMallocAsync 2 cudaFreeAsync 1 cuGraphAddMemAllocNode 1 "
+                                  "cuGraphLaunch 4 cuDeviceGraphMemTrim 1\n"));
+}
+
+/* "Outside any allocation API": the process's own figure less the ledger,
+ * from each source, at marks and at exit (tests/progs/remainder.c: 300 MiB
+ * context, then 64 MiB local memory at the first launch). */
+static void test_remainder(void **state)
+{
+    (void)state;
+    static struct run_result r;
+    static const struct {
+        const char *env, *source, *rows, *line;
+    } cases[] = {
+        {"FAKENVML_OTHER_BYTES=0", "nvml_process", "start:304:4 launched:368:4 end:376:12",
+         "outside any allocation API: 364.00 MiB at the peak, 364.00 MiB at the end (process 376.00 MiB = "
+         "ledger 12.00 MiB + 364.00 MiB; NVML's figure for this process, as nvidia-smi shows it)"},
+        /* a container whose pids NVML does not see, another process on the device */
+        {"FAKENVML_HIDE_PIDS=1", "nvml_device", "start:304:4 launched:368:4 end:376:12",
+         "outside any allocation API: 364.00 MiB at the peak, 364.00 MiB at the end (process 376.00 MiB = "
+         "ledger 12.00 MiB + 364.00 MiB; NVML: the device's used memory less what it held before the process "
+         "began)"},
+        /* no NVML: the context existed before the first sample and is not seen */
+        {"GPULEDGER_NVML_LIB=/nonexistent/libnvidia-ml.so.1", "cudaMemGetInfo", "start:4:4 launched:68:4 end:76:12",
+         "outside any allocation API: 64.00 MiB at the peak, 64.00 MiB at the end (process 76.00 MiB = ledger "
+         "12.00 MiB + 64.00 MiB; cudaMemGetInfo: the device's used memory less what it held beyond the ledger at "
+         "the first sample)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out[32];
+        snprintf(out, sizeof out, "r%zu.db", i);
+        h_run(&r, ENV(nvml_env, "FAKENVML_OTHER_BYTES=1073741824", cases[i].env),
+              ARGV(GL, "run", "-q", "-o", out, PROG("remainder")));
+        assert_int_equal(r.status, 0);
+        sqlite3 *db = h_open(out);
+        assert_string_equal(h_text(db, "SELECT group_concat(source) FROM (SELECT DISTINCT source FROM usage_samples)"),
+                            cases[i].source);
+        /* at each mark, and the last (at exit) */
+        assert_string_equal(
+            h_text(db, "SELECT group_concat(coalesce(substr(a.label, 1), 'end') || ':' || (u.used >> 20) || ':' || "
+                       "(u.ledger >> 20), ' ') FROM usage_samples u LEFT JOIN annotations a ON a.seq = u.seq WHERE "
+                       "a.seq IS NOT NULL OR u.rowid = (SELECT max(rowid) FROM usage_samples)"),
+            cases[i].rows);
+        sqlite3_close(db);
+        h_run(&r, NULL, ARGV(GL, "report", out));
+        assert_int_equal(r.status, 0);
+        assert_non_null(strstr(r.out, cases[i].line));
+        h_run(&r, NULL, ARGV(GL, "report", "--format", "json", out));
+        char json[200];
+        snprintf(json, sizeof json, "\"outside_api\":{\"source\":\"%s\",\"peak\":", cases[i].source);
+        assert_non_null(strstr(r.out, json));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_arrays, teardown),
         cmocka_unit_test_teardown(test_arrays_through_cupti, teardown),
+        cmocka_unit_test_teardown(test_graph_memory, teardown),
+        cmocka_unit_test_teardown(test_remainder, teardown),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
