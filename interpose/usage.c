@@ -56,7 +56,7 @@ static unsigned nbase;
 static nvmlDevice_t handle_of[MAXDEV];
 static _Atomic int handle_state[MAXDEV]; /* 0 not looked up, 1 found, 2 none */
 
-static _Atomic unsigned char wanted[MAXDEV], seen[MAXDEV];
+_Atomic unsigned char gl_usage_state[MAXDEV]; /* GL_USAGE_SEEN | GL_USAGE_WANTED */
 static _Atomic uint64_t next_allowed[MAXDEV];
 
 static void *nvml_sym(void *h, const char *name)
@@ -103,8 +103,7 @@ void gl_usage_request(int device)
 {
     if (device < 0 || device >= MAXDEV)
         return;
-    atomic_store_explicit(&seen[device], 1, memory_order_relaxed);
-    atomic_store_explicit(&wanted[device], 1, memory_order_release);
+    atomic_fetch_or_explicit(&gl_usage_state[device], GL_USAGE_SEEN | GL_USAGE_WANTED, memory_order_release);
 }
 
 typedef CUresult (*bus_id_fn)(char *, int, CUdevice);
@@ -169,14 +168,11 @@ static void sample(int device, uint64_t stamp)
     gl_record_state(&c, stamp);
 }
 
-void gl_usage_after_call(int device, uint64_t stamp)
+void gl_usage_after_call_slow(int device, uint64_t stamp)
 {
-    if (device < 0 || device >= MAXDEV)
-        return;
-    if (!atomic_load_explicit(&seen[device], memory_order_relaxed))
-        atomic_store_explicit(&seen[device], 1, memory_order_relaxed); /* sampled at exit */
-    if (!atomic_load_explicit(&wanted[device], memory_order_relaxed))
-        return;
+    unsigned char st = atomic_fetch_or_explicit(&gl_usage_state[device], GL_USAGE_SEEN, memory_order_relaxed);
+    if (!(st & GL_USAGE_WANTED))
+        return; /* the first call on the device: now seen (sampled at marks and exit) */
     static _Atomic uint64_t span;
     uint64_t period = atomic_load_explicit(&span, memory_order_relaxed);
     if (!period) {
@@ -184,7 +180,7 @@ void gl_usage_after_call(int device, uint64_t stamp)
         atomic_store_explicit(&span, period, memory_order_relaxed);
     }
     if (stamp < atomic_load_explicit(&next_allowed[device], memory_order_relaxed) ||
-        !atomic_exchange(&wanted[device], 0))
+        !(atomic_fetch_and(&gl_usage_state[device], (unsigned char)~GL_USAGE_WANTED) & GL_USAGE_WANTED))
         return;
     atomic_store_explicit(&next_allowed[device], stamp + period, memory_order_relaxed);
     int saved = errno;
@@ -197,7 +193,7 @@ static void sample_all(void)
 {
     int saved = errno;
     for (int d = 0; d < MAXDEV; d++)
-        if (atomic_load_explicit(&seen[d], memory_order_relaxed))
+        if (atomic_load_explicit(&gl_usage_state[d], memory_order_relaxed) & GL_USAGE_SEEN)
             sample(d, gl_stamp());
     errno = saved;
 }

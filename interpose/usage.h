@@ -8,6 +8,7 @@
 #ifndef GL_USAGE_H
 #define GL_USAGE_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 /* Where the figure comes from (aux of a usage sample; the store names them). */
@@ -23,8 +24,18 @@ enum gl_usage_source {
 void gl_usage_start(void);
 /* Writer: ask for a sample of `device` at the next recorded call on it. */
 void gl_usage_request(int device);
-/* After a recorded call on `device` (sampler.c): take the sample if asked. */
-void gl_usage_after_call(int device, uint64_t stamp);
+/* After a recorded call on `device` (sampler.c): take the sample if asked.
+ * Inline: one load and compare per call while nothing is asked. */
+#define GL_USAGE_SEEN 1   /* a recorded call was made on the device */
+#define GL_USAGE_WANTED 2 /* the writer asks for a sample */
+extern _Atomic unsigned char gl_usage_state[64];
+void gl_usage_after_call_slow(int device, uint64_t stamp);
+static inline void gl_usage_after_call(int device, uint64_t stamp)
+{
+    if ((unsigned)device < 64 &&
+        atomic_load_explicit(&gl_usage_state[device], memory_order_relaxed) != GL_USAGE_SEEN)
+        gl_usage_after_call_slow(device, stamp);
+}
 /* At a gpuledger_mark (a step's end: what is outside the ledger, step by
  * step) and at exit (before atexit handlers tear CUDA down): a sample of
  * every device a recorded call was made on. */

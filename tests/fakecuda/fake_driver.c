@@ -73,7 +73,7 @@ size_t fake_overhead(int dev)
 void fake_first_launch(int dev)
 {
     size_t none = 0;
-    if (dev >= 0 && dev < FAKE_MAX_DEVICES)
+    if (dev >= 0 && dev < FAKE_MAX_DEVICES && !atomic_load_explicit(&localmem_bytes[dev], memory_order_relaxed))
         atomic_compare_exchange_strong(&localmem_bytes[dev], &none, env_bytes("FAKECUDA_LOCALMEM_BYTES", 64u << 20));
 }
 
@@ -261,7 +261,8 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
         return CUDA_ERROR_INVALID_DEVICE;
     *pctx = (CUcontext)(uintptr_t)(dev + 1);
     size_t none = 0;
-    atomic_compare_exchange_strong(&context_bytes[dev], &none, env_bytes("FAKECUDA_CONTEXT_BYTES", 300u << 20));
+    if (!atomic_load_explicit(&context_bytes[dev], memory_order_relaxed)) /* the first retain makes it */
+        atomic_compare_exchange_strong(&context_bytes[dev], &none, env_bytes("FAKECUDA_CONTEXT_BYTES", 300u << 20));
     return CUDA_SUCCESS;
 }
 

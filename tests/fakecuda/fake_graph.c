@@ -25,6 +25,7 @@
  * Everything is reachable from globals until exit (nothing "leaks"). */
 #include <cupti_callbacks.h>
 #include <cupti_driver_cbid.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -74,6 +75,7 @@ static struct {
     cuuint64_t id;
 } captures[MAX_CAPTURES];
 static cuuint64_t next_capture_id = 1;
+static _Atomic int ncaptures; /* streams capturing: stream-ordered calls look no further while 0 */
 
 /* like a well-behaved library: never hand a fork child a held lock (no
  * other lock is ever taken while this one is held) */
@@ -153,6 +155,8 @@ static struct fgraph *capturing(CUstream s, cuuint64_t *id)
 
 int fake_capture_alloc(CUstream s, size_t size, CUdeviceptr *out, CUresult *r)
 {
+    if (!atomic_load_explicit(&ncaptures, memory_order_relaxed))
+        return 0;
     pthread_mutex_lock(&lock);
     struct fgraph *g = capturing(s, NULL);
     if (g)
@@ -163,6 +167,8 @@ int fake_capture_alloc(CUstream s, size_t size, CUdeviceptr *out, CUresult *r)
 
 int fake_capture_free(CUstream s, CUdeviceptr ptr)
 {
+    if (!atomic_load_explicit(&ncaptures, memory_order_relaxed))
+        return 0;
     pthread_mutex_lock(&lock);
     struct fgraph *g = capturing(s, NULL);
     if (g) {
@@ -205,6 +211,7 @@ static CUresult begin_capture(CUstream s, struct fgraph *into)
                 captures[i].stream = s;
                 captures[i].graph = into ? into : new_graph();
                 captures[i].id = next_capture_id++;
+                atomic_fetch_add(&ncaptures, 1);
                 r = CUDA_SUCCESS;
                 break;
             }
@@ -248,6 +255,7 @@ CUresult cuStreamEndCapture(CUstream s, CUgraph *out)
             if (out)
                 *out = (CUgraph)captures[i].graph;
             captures[i].graph = NULL;
+            atomic_fetch_sub(&ncaptures, 1);
             r = CUDA_SUCCESS;
             break;
         }
