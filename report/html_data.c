@@ -522,6 +522,16 @@ static int write_leaks_growth(struct gl_json *j, struct ctx *c, const struct gl_
     gl_groups_free(&g);
     gl_jw_u64(j, "leak_bytes", leak);
     gl_jw_u64(j, "cached_bytes", cached);
+    struct gl_usage us;
+    gl_usage_load(r, dev, &us);
+    if (us.source[0] && !us.unknown) { /* schema 2: what no allocation API shows, at the peak and at the end */
+        gl_jw_obj(j, "outside_api");
+        gl_jw_str(j, "source", gl_usage_source_text(us.source));
+        gl_jw_u64(j, "peak", gl_usage_outside(&us.peak));
+        gl_jw_u64(j, "end", gl_usage_outside(&us.end));
+        gl_jw_u64(j, "end_process", us.end.process);
+        gl_jw_end(j);
+    }
     int nsteps = gl_growth(r, dev->device, 10, 0, &g);
     gl_groups_categorize(&g, c->o->rules, &c->stacks);
     gl_jw_obj(j, "growth");

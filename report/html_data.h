@@ -24,6 +24,9 @@
  *                                      any moment is the sum up to it)
  *      ooms    [{seq, t, api, size, result, live, frames, ledger: [[row, bytes, count]]}]
  *      leaks   [[row, bytes, count, first_t, last_t]]   leak_bytes cached_bytes
+ *      outside_api? {source, peak, end, end_process}   schema 2: bytes outside
+ *                                      any allocation API at the peak and at
+ *                                      the end, the process's own figure then
  *      growth  {steps, by_marks, rows: [[row, growth, [bytes per step]]]} }]
  *   holes   [{label, device, sampled_reserved, worst,
  *             series: [[seq, t, reserved, live, free, largest_free, holes]]}]

@@ -33,6 +33,14 @@ void gl_usage_load(struct gl_run *r, const struct gl_device *dev, struct gl_usag
                " ORDER BY seq DESC, ts_ns DESC LIMIT 1",
                dev->device, 0, &u->end, u->source, sizeof u->source))
         return;
+    /* a cudaMemGetInfo figure is relative to the first sample: one sample
+     * alone measures nothing */
+    struct gl_usage_point n;
+    if (!strcmp(u->source, "cudaMemGetInfo") &&
+        point(r->db, "SELECT count(*), 0, 0, NULL FROM usage_samples WHERE device = ?1 AND ?2 = ?2", dev->device, 0,
+              &n, NULL, 0) &&
+        n.seq < 2)
+        u->unknown = 1;
     if (!point(r->db,
                "SELECT seq, used, ledger, source FROM usage_samples WHERE device = ?1 AND seq >= ?2"
                " ORDER BY seq, ts_ns LIMIT 1",

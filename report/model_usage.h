@@ -17,6 +17,7 @@ struct gl_usage_point {
 
 struct gl_usage {
     char source[24];           /* nvml_process, nvml_device, cudaMemGetInfo; "" when never sampled */
+    int unknown;               /* cudaMemGetInfo with one sample: its own baseline, nothing measured */
     struct gl_usage_point peak; /* the first sample at or after the peak (else the last before) */
     struct gl_usage_point end;  /* the last sample */
 };

@@ -95,7 +95,11 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
             fprintf(f, "  peak ledger (%zu stacks):\n", v->peak.n);
             print_groups(f, ds, &v->peak, v->dev->peak, top, "    ");
         }
-        if (v->usage.source[0]) {
+        if (v->usage.unknown)
+            fputs("  outside any allocation API: not measured (NVML not found: set GPULEDGER_NVML_LIB; one "
+                  "cudaMemGetInfo sample only)\n",
+                  f);
+        else if (v->usage.source[0]) {
             const struct gl_usage *us = &v->usage;
             fprintf(f, "  outside any allocation API: %s at the peak, %s at the end (process %s = ledger %s + %s;",
                     gl_fmt_bytes(gl_usage_outside(&us->peak), b, sizeof b),

@@ -11,6 +11,7 @@ ninja -C build >/dev/null
 rm -f demo.db demo.db-wal demo.db-shm
 # no GPU here: the fake runtime, driver and CUPTI from tests/ stand in
 export GPULEDGER_CUPTI_LIB="$PWD/build/tests/fakecupti/libcupti.so.13"
+export GPULEDGER_NVML_LIB="$PWD/build/tests/fakecuda/libnvidia-ml.so.1"
 echo "\$ gpuledger run -o demo.db -- build/tests/demo"
 build/report/gpuledger run -o demo.db -- build/tests/demo
 if build/report/gpuledger report --help >/dev/null 2>&1; then

@@ -73,6 +73,11 @@
     const bits = ['device ' + d.device + ': peak ' + GL.fmt.bytes(d.peak[2]) + ' at ' + GL.fmt.time(d.peak[1], span) +
       ' (event #' + d.peak[0] + '), ' + GL.fmt.bytes(d.end_bytes) + ' live at the end'];
     if (d.leak_bytes) bits.push(GL.fmt.bytes(d.leak_bytes) + ' never freed');
+    if (d.outside_api) {
+      bits.push(GL.fmt.bytes(d.outside_api.peak) + ' at the peak and ' + GL.fmt.bytes(d.outside_api.end) +
+        ' at the end outside any allocation API (the process held ' + GL.fmt.bytes(d.outside_api.end_process) +
+        '; ' + d.outside_api.source + ')');
+    }
     if (d.ooms.length) bits.push(d.ooms.length + ' out-of-memory failure' + (d.ooms.length > 1 ? 's' : ''));
     return el('h2', null, bits.join(', '));
   }

@@ -166,6 +166,12 @@ def demo_checks(browser, db, html):
     # the page opens at the peak: its ledger is the report's peak ledger
     check(selected(page) == [rep["peak"]["seq"], None], "demo: opens at the peak (%s)" % selected(page))
     check(dom_rows(page) == json_rows(rep["peak"]["ledger"]), "demo: peak ledger equals report's")
+    # what no allocation API shows, as the text report has it
+    out = rep.get("outside_api")
+    heading = page.eval("document.querySelector('h2').textContent")
+    check(out is not None and "outside any allocation API" in heading and
+          run(GL, "report", db).count("outside any allocation API") == 1,
+          "demo: the remainder in the heading (%r)" % heading)
     # a click somewhere on the timeline
     for frac in (0.5, 0.999):
         seq, _ = click_moment(page, frac)
