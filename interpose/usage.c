@@ -200,8 +200,16 @@ static void sample_all(void)
 
 void gl_usage_at_mark(void)
 {
-    if (atomic_load(&gl_st.phase) == GL_PHASE_RECORDING && !atomic_load(&gl_st.paused))
-        sample_all();
+    if (atomic_load(&gl_st.phase) != GL_PHASE_RECORDING || atomic_load(&gl_st.paused))
+        return;
+    /* no recorded call yet: the device this thread works on */
+    int any = 0;
+    for (int d = 0; d < MAXDEV && !any; d++)
+        any = atomic_load_explicit(&gl_usage_state[d], memory_order_relaxed) & GL_USAGE_SEEN;
+    int dev = any ? -1 : gl_driver_device();
+    if (dev >= 0 && dev < MAXDEV)
+        atomic_fetch_or_explicit(&gl_usage_state[dev], GL_USAGE_SEEN, memory_order_relaxed);
+    sample_all();
 }
 
 void gl_usage_at_exit(void)
