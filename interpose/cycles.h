@@ -21,6 +21,9 @@
  *         wrapper's address, to hand it out (dlsym, cuGetProcAddress,
  *         cudaGetDriverEntryPoint) in place of the real function.
  *   edge: hooks_procaddr.c -> hooks_driver.c: the same for the driver API.
+ *   edge: hooks_procaddr.c -> hooks_array.c: the same for CUDA arrays.
+ *   edge: hooks_procaddr.c -> hooks_graph.c: the same for stream capture
+ *         and CUDA graphs.
  *   edge: dlsym_tramp.S -> hooks_procaddr.c: our exported dlsym asks the
  *         hook table whether a name is one we wrap; every dlsym/dlopen call
  *         the library makes goes through that interposer too.

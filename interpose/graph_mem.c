@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "cuda_extra.h"
 #include "real.h"
+#include "state.h"
 
 /* ---- stream capture -------------------------------------------------------- */
 

@@ -14,7 +14,6 @@
 
 #include "clock.h"
 #include "cuda_extra.h"
-#include "hooks.h"
 #include "real.h"
 #include "recorder.h"
 #include "state.h"
@@ -107,6 +106,22 @@ void gl_usage_request(int device)
 }
 
 typedef CUresult (*bus_id_fn)(char *, int, CUdevice);
+typedef CUresult (*ctx_device_fn)(CUdevice *);
+
+/* The device of the context current on this thread (-1: none). */
+static int current_device(void)
+{
+    static void *fn;
+    ctx_device_fn f = (ctx_device_fn)__atomic_load_n(&fn, __ATOMIC_ACQUIRE);
+    if (!f) {
+        f = (ctx_device_fn)gl_driver_sym("cuCtxGetDevice");
+        if (!f)
+            return -1;
+        __atomic_store_n(&fn, (void *)f, __ATOMIC_RELEASE);
+    }
+    CUdevice d = -1;
+    return f(&d) == CUDA_SUCCESS ? (int)d : -1;
+}
 typedef CUresult (*mem_info_fn)(size_t *, size_t *);
 
 static nvmlDevice_t nvml_device(int device)
@@ -147,7 +162,7 @@ static int figure(int device, uint64_t *bytes)
                 return GL_USAGE_NVML_DEVICE;
             }
     /* the device of the context current here, if it is this one */
-    if (gl_driver_device() != device)
+    if (current_device() != device)
         return 0;
     mem_info_fn info = (mem_info_fn)gl_driver_sym("cuMemGetInfo_v2");
     size_t free_b = 0, total = 0;
@@ -206,7 +221,7 @@ void gl_usage_at_mark(void)
     int any = 0;
     for (int d = 0; d < MAXDEV && !any; d++)
         any = atomic_load_explicit(&gl_usage_state[d], memory_order_relaxed) & GL_USAGE_SEEN;
-    int dev = any ? -1 : gl_driver_device();
+    int dev = any ? -1 : current_device();
     if (dev >= 0 && dev < MAXDEV)
         atomic_fetch_or_explicit(&gl_usage_state[dev], GL_USAGE_SEEN, memory_order_relaxed);
     sample_all();
