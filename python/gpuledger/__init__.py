@@ -1,0 +1,24 @@
+"""gpuledger — annotations and PyTorch integration for the gpuledger GPU
+memory profiler (pure Python + ctypes).
+
+Under `gpuledger run` the library is preloaded and these calls reach it;
+without it they are cheap no-ops, so they can stay in production code:
+
+    import gpuledger
+    with gpuledger.range("load"):       # also a decorator
+        model = load()
+    for batch in loader:
+        serve(batch)
+        gpuledger.step()                # a step boundary for `leaks --steps`
+    gpuledger.mark("warm")
+    with gpuledger.paused():            # nothing recorded inside
+        ...
+    gpuledger.recording()               # True when recording
+
+PyTorch jobs need no calls at all: `gpuledger run` attaches to PyTorch's
+caching allocator and takes steps and categories from its hooks
+(gpuledger.autoload).
+"""
+__version__ = "0.1.0"
+
+from .annotate import mark, paused, range, recording, step  # noqa: E402,F401

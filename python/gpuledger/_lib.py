@@ -1,0 +1,48 @@
+"""_lib.py — libgpuledger.so's functions through ctypes.
+
+Under `gpuledger run` the library is preloaded, so its functions are in the
+process's global symbol scope: they are looked up there (nothing is
+loaded). Outside gpuledger every name below is None and every caller in this
+package is a no-op.
+"""
+import ctypes
+
+_u64p = ctypes.POINTER(ctypes.c_uint64)
+
+
+def _bind(scope, name, restype, argtypes):
+    fn = getattr(scope, name, None)
+    if fn is not None:
+        fn.restype = restype
+        fn.argtypes = argtypes
+    return fn
+
+
+try:
+    _scope = ctypes.CDLL(None)
+except OSError:  # pragma: no cover - a platform without a global scope
+    _scope = None
+
+mark = _bind(_scope, "gpuledger_mark", None, [ctypes.c_char_p])
+range_push = _bind(_scope, "gpuledger_range_push", None, [ctypes.c_char_p])
+range_pop = _bind(_scope, "gpuledger_range_pop", None, [])
+set_recording = _bind(_scope, "gpuledger_set_recording", ctypes.c_int, [ctypes.c_int])
+recording = _bind(_scope, "gpuledger_recording", ctypes.c_int, [])
+step = _bind(_scope, "gpuledger_step", None, [ctypes.c_char_p])
+tag = _bind(_scope, "gpuledger_tag", None, [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t])
+torch_register = _bind(_scope, "gpuledger_torch_register", ctypes.c_int, [ctypes.c_void_p])
+
+# gpuledger.h, enum gpuledger_tag
+TAG_PARAMETERS = 1
+TAG_GRADIENTS = 2
+TAG_OPTIMIZER_STATE = 3
+TAG_KV_CACHE = 4
+TAG_BUFFERS = 5
+
+# gpuledger.h, GPULEDGER_TORCH_ABI: what the shim's gpuledger_torch_shim_abi() returns
+TORCH_ABI = 1
+
+
+def loaded():
+    """True when the process runs under gpuledger (the library is there)."""
+    return mark is not None
