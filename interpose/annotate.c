@@ -1,6 +1,6 @@
 /* annotate.c — gpuledger_mark / gpuledger_range_push / _pop (gpuledger.h):
  * an event whose slot carries its label instead of a stack; and
- * gpuledger_set_recording, the pause switch. */
+ * gpuledger_set_recording / gpuledger_recording, the pause switch. */
 #include <string.h>
 
 #include "gpuledger.h"
@@ -40,4 +40,9 @@ GL_EXPORT void gpuledger_range_pop(void)
 GL_EXPORT int gpuledger_set_recording(int on)
 {
     return !atomic_exchange(&gl_st.paused, !on);
+}
+
+GL_EXPORT int gpuledger_recording(void)
+{
+    return atomic_load(&gl_st.phase) == GL_PHASE_RECORDING && !atomic_load(&gl_st.paused);
 }

@@ -20,7 +20,9 @@
 extern "C" {
 #endif
 
-/* A point in time, e.g. the end of a training step. */
+/* A point in time, e.g. the end of a training step. The Python package
+ * marks the end of every optimizer step ("optimizer step N"), so
+ * `gpuledger leaks --steps` takes its steps from the optimizer. */
 void gpuledger_mark(const char *label);
 /* Open / close a named range on the calling thread (they nest). */
 void gpuledger_range_push(const char *label);
@@ -33,11 +35,6 @@ void gpuledger_range_pop(void);
 int gpuledger_set_recording(int on);
 /* 1 while the library records (loaded, started, not paused), else 0. */
 int gpuledger_recording(void);
-
-/* The end of a step (of training, or of a serving loop): like a mark, and
- * what `gpuledger leaks --steps` cuts the run at. The Python package calls it
- * from PyTorch's optimizer step hook, so steps come from the optimizer. */
-void gpuledger_step(const char *label);
 
 /* Identity tags: the n tensors at addrs (of sizes bytes) are of this
  * category. A tag names the allocation (PyTorch block, or CUDA allocation)

@@ -163,6 +163,11 @@ void gl_claim_nostack(struct gl_claim *cl, const struct gl_call *c)
     gl_claim_depth(cl, c, 0);
 }
 
+void gl_claim_with_depth(struct gl_claim *cl, const struct gl_call *c, unsigned depth)
+{
+    gl_claim_depth(cl, c, depth);
+}
+
 void gl_claim_label(struct gl_claim *cl, const struct gl_call *c, const char *label)
 {
     gl_claim_depth(cl, c, 0);

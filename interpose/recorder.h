@@ -66,10 +66,24 @@ void gl_claim(struct gl_claim *cl, const struct gl_call *c);
 /* Claim without a stack (an effect of a call whose stack another event
  * carries). */
 void gl_claim_nostack(struct gl_claim *cl, const struct gl_call *c);
+/* Claim with a stack of `depth` frames (0: none), for callers that decide
+ * it themselves (torch_trace.c). */
+void gl_claim_with_depth(struct gl_claim *cl, const struct gl_call *c, unsigned depth);
 /* Claim for an annotation: the label is carried instead of a stack. */
 void gl_claim_label(struct gl_claim *cl, const struct gl_call *c, const char *label);
 /* Fill in the result (and anything else known after the call) and publish. */
 void gl_publish(struct gl_claim *cl, int result);
+
+/* torch_trace.c: attach PyTorch's allocator shim if one is registered and
+ * not attached yet. Called after a segment allocation, outside wrapped calls
+ * (gl_after_segment). */
+void gl_torch_poll(void);
+static inline void gl_after_segment(int api)
+{
+    if (api == GL_API_cudaMalloc || api == GL_API_cuMemAlloc_v2 || api == GL_API_cuMemCreate ||
+        api == GL_API_cuMemAddressReserve)
+        gl_torch_poll();
+}
 
 /* Start-up, fork and shutdown (lifecycle.c). */
 void gl_init(void);

@@ -36,6 +36,7 @@
         r = CALL;                                                                                  \
     }                                                                                              \
     gl_leave();                                                                                    \
+    gl_after_segment(GL_API_##sym);                                                                \
     return r
 
 /* Claim before the real call (free-like), publish after. WHEN is a

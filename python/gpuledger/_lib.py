@@ -28,7 +28,6 @@ range_push = _bind(_scope, "gpuledger_range_push", None, [ctypes.c_char_p])
 range_pop = _bind(_scope, "gpuledger_range_pop", None, [])
 set_recording = _bind(_scope, "gpuledger_set_recording", ctypes.c_int, [ctypes.c_int])
 recording = _bind(_scope, "gpuledger_recording", ctypes.c_int, [])
-step = _bind(_scope, "gpuledger_step", None, [ctypes.c_char_p])
 tag = _bind(_scope, "gpuledger_tag", None, [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t])
 torch_register = _bind(_scope, "gpuledger_torch_register", ctypes.c_int, [ctypes.c_void_p])
 

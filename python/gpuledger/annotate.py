@@ -8,7 +8,7 @@ import itertools
 
 from . import _lib
 
-_mark, _push, _pop, _step, _set = _lib.mark, _lib.range_push, _lib.range_pop, _lib.step, _lib.set_recording
+_mark, _push, _pop, _set = _lib.mark, _lib.range_push, _lib.range_pop, _lib.set_recording
 
 
 def _b(label):
@@ -25,10 +25,11 @@ _steps = itertools.count()
 
 
 def step(label=None):
-    """The end of a step (`gpuledger leaks --steps` cuts the run there). For
-    loops without an optimizer (serving); with one, steps come from it."""
-    if _step is not None:
-        _step(_b(label if label is not None else "step %d" % next(_steps)))
+    """The end of a step (`gpuledger leaks --steps` cuts the run there): a
+    mark labelled "step N". For loops without an optimizer (serving); with
+    one, steps come from it ("optimizer step N")."""
+    if _mark is not None:
+        _mark(_b(label if label is not None else "step %d" % next(_steps)))
 
 
 class range(contextlib.ContextDecorator):  # noqa: A001 - the name users expect

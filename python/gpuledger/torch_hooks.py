@@ -25,7 +25,7 @@ import weakref
 
 from . import _lib
 
-_tag, _push, _pop, _step = _lib.tag, _lib.range_push, _lib.range_pop, _lib.step
+_tag, _push, _pop, _mark = _lib.tag, _lib.range_push, _lib.range_pop, _lib.mark
 _enabled = True
 
 
@@ -119,8 +119,8 @@ def _opt_post(opt, args, kwargs):
     if st.open and _pop is not None:
         _pop()
     st.open = False
-    if _step is not None:
-        _step(b"optimizer step %d" % next(_step_no))
+    if _mark is not None:
+        _mark(b"optimizer step %d" % next(_step_no))
 
 
 # ---- models ----------------------------------------------------------------

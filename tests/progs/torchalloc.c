@@ -1,0 +1,155 @@
+/* torchalloc.c — PyTorch's allocator as the tensor ledger sees it, without
+ * torch: drives fakealloc.c (the stand-in caching allocator) through one
+ * scenario and prints what the allocator itself counted, for
+ * tests/integration/test_torch.c to compare with the database.
+ *
+ *   torchalloc basic       small and large blocks, splits and merges, a free
+ *                          delayed by record_stream completed on another
+ *                          thread, identity tags, empty_cache
+ *   torchalloc late        blocks made before gpuledger attaches (snapshot)
+ *   torchalloc expandable  expandable segments: pages mapped, then unmapped
+ *   torchalloc frag        an OOM with 33 MiB cached free in 9 holes, the
+ *                          largest 5 MiB, for 8 MiB (FAKECUDA_MEM_BYTES=64 MiB)
+ *   torchalloc demand      an OOM for 100 MiB with nothing cached (same)
+ * Output: "stats allocated_peak=N requested_peak=N reserved_peak=N
+ * block_bytes=N allocs=N" (block_bytes: the sizes of all blocks handed out,
+ * summed). */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fakealloc.h"
+#include "gpuledger.h"
+
+#define KiB 1024ULL
+#define MiB (1024ULL * 1024)
+
+static uint64_t live[256];
+static int nlive;
+
+static uint64_t take(uint64_t size)
+{
+    uint64_t p = fa_malloc(size, 0, NULL);
+    if (p)
+        live[nlive++] = p;
+    return p;
+}
+
+static void give(int i)
+{
+    fa_free(live[i]);
+    live[i] = 0;
+}
+
+static void tag(int category, uint64_t addr, uint64_t size)
+{
+    void (*t)(int, const uint64_t *, const uint64_t *, size_t) =
+        (void (*)(int, const uint64_t *, const uint64_t *, size_t))dlsym(RTLD_DEFAULT, "gpuledger_tag");
+    if (t)
+        t(category, &addr, &size, 1);
+}
+
+/* another thread's allocation completes the delayed free (process_events) */
+static void *other_thread(void *arg)
+{
+    (void)arg;
+    fa_streams_done();
+    uint64_t p = fa_malloc(700, 0, NULL);
+    fa_free(p);
+    return NULL;
+}
+
+static void basic(void)
+{
+    fa_init(0, 0);
+    fa_register(); /* before CUDA is used: attaches at the first segment */
+    take(100);                 /* 0: 512 in a new 2 MiB segment */
+    take(1000);                /* 1: 1024 */
+    take(513);                 /* 2: 1024 */
+    take(1572865);             /* 3: 1.5 MiB + 1 -> 1573376 in a new 20 MiB segment */
+    take(18 * MiB);            /* 4: the rest of it (523776 B would remain): 19398144 */
+    take(30 * MiB);            /* 5: 30 MiB in a 30 MiB segment */
+    tag(GPULEDGER_TAG_PARAMETERS, live[5], 30 * MiB);
+    tag(GPULEDGER_TAG_OPTIMIZER_STATE, live[0], 100);
+    /* record_stream: requested now, completed by another thread later */
+    fa_record_stream(live[1]);
+    give(1);
+    pthread_t t;
+    pthread_create(&t, NULL, other_thread, NULL);
+    pthread_join(t, NULL);
+    tag(GPULEDGER_TAG_GRADIENTS, live[2] + 256, 513); /* inside the block */
+    give(4);
+    give(3); /* merges: the 20 MiB segment is free again */
+    fa_empty_cache(); /* gives it back */
+}
+
+static void late(void)
+{
+    fa_init(0, 0);
+    take(4096);    /* 0 */
+    take(8192);    /* 1 */
+    take(3 * MiB); /* 2 */
+    give(1);
+    fa_register(); /* CUDA is in use: a snapshot now, then attached */
+    give(0);       /* a block from the snapshot */
+    take(2000);    /* 3: carved from the free space the snapshot showed */
+    take(5 * MiB); /* 4 */
+}
+
+static void expandable(void)
+{
+    fa_init(1, 0);
+    fa_register();
+    take(100);      /* 0: maps a 2 MiB page of the small pool */
+    take(30 * MiB); /* 1: maps 2 x 20 MiB pages of the large pool, splits */
+    take(5 * MiB);  /* 2: from the 10 MiB left */
+    take(8 * MiB);  /* 3: 5 MiB left: maps one more page, merged with it */
+    give(3);
+    give(2);
+    fa_empty_cache(); /* unmaps the free pages at the end */
+}
+
+static void frag(void)
+{
+    fa_init(0, 0);
+    fa_register();
+    for (int i = 0; i < 18; i++) /* 3 segments of 20 MiB: 6 x 3 MiB + 2 MiB free each */
+        take(3 * MiB);
+    for (int i = 1; i < 18; i += 2)
+        give(i);
+    take(8 * MiB); /* 33 MiB cached free, largest 5 MiB: fragmentation */
+}
+
+static void demand(void)
+{
+    fa_init(0, 0);
+    fa_register();
+    take(12 * MiB);
+    take(20 * MiB);
+    take(100 * MiB); /* nothing cached: demand */
+}
+
+int main(int argc, char **argv)
+{
+    const char *what = argc > 1 ? argv[1] : "basic";
+    if (!strcmp(what, "basic"))
+        basic();
+    else if (!strcmp(what, "late"))
+        late();
+    else if (!strcmp(what, "expandable"))
+        expandable();
+    else if (!strcmp(what, "frag"))
+        frag();
+    else if (!strcmp(what, "demand"))
+        demand();
+    else
+        return 2;
+    struct fa_stats st;
+    fa_stats(&st);
+    printf("stats allocated_peak=%llu requested_peak=%llu reserved_peak=%llu block_bytes=%llu allocs=%llu\n",
+           (unsigned long long)st.allocated_peak, (unsigned long long)st.requested_peak,
+           (unsigned long long)st.reserved_peak, (unsigned long long)st.block_bytes_total,
+           (unsigned long long)st.allocs);
+    return 0;
+}
