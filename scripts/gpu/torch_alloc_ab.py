@@ -8,6 +8,12 @@ drift between processes does not swamp the effect.
                                         cudaMallocAsync backend)
   python3 torch_alloc_ab.py gpuledger   gpuledger_set_recording(1) / (0)
                                         (run under gpuledger run --torch tensors)
+  python3 torch_alloc_ab.py both        under gpuledger run --torch blocks: rounds
+                                        cycle off / gpuledger on / PyTorch's
+                                        recorder on, in one process, so both
+                                        costs are measured against the same
+                                        baseline (the allocator with our tracker
+                                        attached, paused)
 
 Alternates off/on rounds of --pairs pairs (--rounds of each) and prints one
 JSON line: the median ns per pair off and on, and the difference.
@@ -21,16 +27,20 @@ import time
 import torch
 
 ap = argparse.ArgumentParser()
-ap.add_argument("what", choices=["history", "gpuledger"])
+ap.add_argument("what", choices=["history", "gpuledger", "both"])
 ap.add_argument("--pairs", type=int, default=20000)
 ap.add_argument("--rounds", type=int, default=9)
 ap.add_argument("--stacks", default="python", choices=["python", "all"], help="history: stacks= (all: Python and C++)")
 args = ap.parse_args()
 dev = torch.device("cuda")
 
+
+def history(on):
+    torch.cuda.memory._record_memory_history(enabled="all" if on else None, stacks=args.stacks)
+
+
 if args.what == "history":
-    def switch(on):
-        torch.cuda.memory._record_memory_history(enabled="all" if on else None, stacks=args.stacks)
+    switch = history
 else:
     set_recording = getattr(ctypes.CDLL(None), "gpuledger_set_recording", None)
     if set_recording is None:
@@ -40,12 +50,36 @@ else:
         set_recording(1 if on else 0)
 
 
+
 def round_ns():
     t0 = time.perf_counter_ns()
     for _ in range(args.pairs):
         t = torch.empty(1024, device=dev)
         del t
     return (time.perf_counter_ns() - t0) / args.pairs
+
+
+if args.what == "both":
+    def state(which):
+        set_recording(1 if which == "gpuledger" else 0)
+        history(which == "history")
+
+    for which in ("off", "gpuledger", "history"):  # warm-up in every state
+        state(which)
+        round_ns()
+    rounds = {"off": [], "gpuledger": [], "history": []}
+    for _ in range(args.rounds):
+        for which in ("off", "gpuledger", "off", "history"):
+            state(which)
+            rounds[which].append(round_ns())
+    state("gpuledger")
+    med = {k: statistics.median(v) for k, v in rounds.items()}
+    gl, hist = med["gpuledger"] - med["off"], med["history"] - med["off"]
+    print(json.dumps({"what": "both", "stacks": args.stacks, "backend": torch.cuda.memory.get_allocator_backend(),
+                      "off_ns": med["off"], "gpuledger_added_ns": gl, "history_added_ns": hist,
+                      "ratio": hist / gl if gl > 0 else None,
+                      "rounds": {k: [round(x) for x in v] for k, v in rounds.items()}}))
+    raise SystemExit(0)
 
 
 for on in (False, True):  # warm-up in both states

@@ -72,12 +72,21 @@ def main():
     ap.add_argument("--ab", action="store_true",
                     help="under gpuledger: alternate steps with recording on and off (gpuledger_set_recording) and "
                          "report the median step of each (in-process A/B)")
+    ap.add_argument("--ab-hooks", action="store_true",
+                    help="under gpuledger: alternate steps with the gpuledger package's PyTorch hooks doing their "
+                         "work or not (recording on throughout) and report the median step of each")
     args = ap.parse_args()
     import ctypes
     mark = getattr(ctypes.CDLL(None), "gpuledger_mark", None) if args.marks else None
     set_recording = getattr(ctypes.CDLL(None), "gpuledger_set_recording", None) if args.ab else None
     if args.ab and set_recording is None:
         raise SystemExit("torch_train.py --ab: run it under gpuledger run")
+    if args.ab_hooks:
+        try:
+            from gpuledger import torch_hooks
+        except ImportError:
+            raise SystemExit("torch_train.py --ab-hooks: run it under gpuledger run (the gpuledger package)")
+        set_recording = lambda on: torch_hooks.set_enabled(on)  # noqa: E731
     ab_times = {0: [], 1: []}
     torch.manual_seed(0)
     dev = torch.device("cuda")
@@ -110,7 +119,7 @@ def main():
     if set_recording:
         set_recording(1)
         off, on = sorted(ab_times[0]), sorted(ab_times[1])
-        extra = {"ab_off_ms": 1000 * off[len(off) // 2], "ab_on_ms": 1000 * on[len(on) // 2],
+        extra = {"ab_what": "hooks" if args.ab_hooks else "recording", "ab_off_ms": 1000 * off[len(off) // 2], "ab_on_ms": 1000 * on[len(on) // 2],
                  "ab_added_pct": 100 * (on[len(on) // 2] / off[len(off) // 2] - 1)}
     print(json.dumps({**extra,
         "max_memory_allocated": torch.cuda.max_memory_allocated(),

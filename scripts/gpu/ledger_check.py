@@ -1,0 +1,233 @@
+"""ledger_check.py — compare a gpuledger database of a torch_ledger.py
+workload with what PyTorch said (its --json), and print one PASS/FAIL line
+per check of the tensor ledger, with the numbers:
+
+  python3 ledger_check.py RUN.db RUN.json [--label NAME] [--report GPULEDGER]
+
+Reads the database with Python's sqlite3 (the device has no sqlite3
+command); with --report, also checks `gpuledger report --format json`.
+Exit status: the number of FAILs (0: all passed).
+"""
+import argparse
+import json
+import sqlite3
+import subprocess
+import sys
+
+MiB = 1 << 20
+# store/gl_event.h: kinds, operations, tag categories
+K_BLOCK, K_SEGMENT = 11, 12
+O_ALLOC, O_FREE, O_MAP, O_UNMAP, O_OOM, O_MARK, O_FREE_COMPLETED, O_TAG = 1, 2, 3, 4, 11, 13, 17, 19
+TAGS = {1: "parameters", 2: "gradients", 3: "optimizer_state", 4: "kv_cache", 5: "buffers"}
+DEVICE_KINDS = (1, 2, 3, 5, 8)  # device, async, managed, physical, static: what CUDA holds
+
+fails = 0
+label = ""
+
+
+def check(name, ok, detail):
+    global fails
+    fails += 0 if ok else 1
+    print("%s  %-14s %s: %s" % ("PASS" if ok else "FAIL", label, name, detail))
+
+
+def mib(x):
+    return "%.2f MiB" % (x / MiB)
+
+
+class Run:
+    def __init__(self, path):
+        self.db = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+        self.ev = self.db.execute(
+            "SELECT seq, op, kind, device, addr, size, aux, ref_seq, api FROM event_log ORDER BY seq").fetchall()
+        self.blocks = {}  # alloc seq -> [addr, requested, block, free_seq, completed_seq]
+        self.tags = {}    # alloc seq -> category (the first tag)
+        for seq, op, kind, dev, addr, size, aux, ref, api in self.ev:
+            if kind == K_BLOCK and op == O_ALLOC:
+                self.blocks[seq] = [addr, size, aux or 0, None, None]
+            elif kind == K_BLOCK and op == O_FREE and ref in self.blocks:
+                self.blocks[ref][3] = seq
+            elif kind == K_BLOCK and op == O_FREE_COMPLETED and ref in self.blocks:
+                self.blocks[ref][4] = seq
+                if self.blocks[ref][3] is None:
+                    self.blocks[ref][3] = seq
+            elif op == O_TAG and ref in self.blocks and ref not in self.tags:
+                self.tags[ref] = TAGS.get(aux, str(aux))
+
+    def one(self, sql, *a):
+        r = self.db.execute(sql, a).fetchone()
+        return r[0] if r else None
+
+    def mark_seq(self, text):
+        return self.one("SELECT max(seq) FROM annotations WHERE label = ?", text)
+
+    def live_blocks(self, seq):
+        """Blocks allocated at or before seq and not freed (requested) by then."""
+        return [(s, b) for s, b in self.blocks.items() if s <= seq and (b[3] is None or b[3] > seq)]
+
+    def tagged(self, seq, category):
+        return sum(b[1] for s, b in self.live_blocks(seq) if self.tags.get(s) == category)
+
+    def segments_at(self, seq):
+        """The allocator's reserved bytes after event seq (its segment events)."""
+        total = 0
+        for s, op, kind, dev, addr, size, aux, ref, api in self.ev:
+            if s > seq:
+                break
+            if kind == K_SEGMENT:
+                total += size if op in (O_ALLOC, O_MAP) else -size if op in (O_FREE, O_UNMAP) else 0
+        return total
+
+    def cuda_at(self, seq):
+        """CUDA allocations live after event seq: {addr or handle: (kind, size, api)}."""
+        rows = self.db.execute(
+            "SELECT a.seq, a.kind, a.addr, a.size, f.seq FROM event_log a LEFT JOIN event_log f ON f.ref_seq = a.seq "
+            "AND f.op IN (2, 8) AND f.kind NOT IN (11, 12) WHERE a.op IN (1, 7) AND a.result = 0 AND a.kind IN (%s) "
+            "AND a.seq <= ?" % ",".join(map(str, DEVICE_KINDS)), (seq,)).fetchall()
+        return [(k, addr, size) for s, k, addr, size, f in rows if f is None or f > seq]
+
+    def mapped_handles_in(self, ranges, seq):
+        """Handles (cuMemCreate) mapped inside the given address ranges at seq."""
+        rows = self.db.execute(
+            "SELECT a.addr, a.size, a.aux, f.seq FROM event_log a LEFT JOIN event_log f ON f.ref_seq = a.seq "
+            "AND f.op = 4 WHERE a.op = 3 AND a.kind = 7 AND a.result = 0 AND a.seq <= ?", (seq,)).fetchall()
+        out = set()
+        for addr, size, handle, f in rows:
+            if f is not None and f <= seq:
+                continue
+            if any(lo <= addr < hi for lo, hi in ranges):
+                out.add(handle)
+        return out
+
+
+def torch_segment_ranges(run, seq):
+    """Address ranges of the allocator's segments live after seq (expandable: mapped runs)."""
+    live = {}
+    for s, op, kind, dev, addr, size, aux, ref, api in run.ev:
+        if s > seq:
+            break
+        if kind != K_SEGMENT:
+            continue
+        if op in (O_ALLOC, O_MAP):
+            live[addr] = size
+        elif op in (O_FREE, O_UNMAP):
+            if addr in live and live[addr] == size:
+                del live[addr]
+            else:  # an unmap inside a mapped run: cut it
+                for a, sz in list(live.items()):
+                    if a <= addr < a + sz:
+                        del live[a]
+                        if a < addr:
+                            live[a] = addr - a
+                        if addr + size < a + sz:
+                            live[addr + size] = a + sz - addr - size
+    return [(a, a + sz) for a, sz in live.items()]
+
+
+def main():
+    global label
+    ap = argparse.ArgumentParser()
+    ap.add_argument("db")
+    ap.add_argument("json")
+    ap.add_argument("--label", default="")
+    ap.add_argument("--report", help="path of the gpuledger command: also check its JSON report")
+    args = ap.parse_args()
+    t = json.load(open(args.json))
+    label = args.label or t.get("workload", "")
+    run = Run(args.db)
+    nblk = len(run.blocks)
+    check("block events recorded", nblk > 0, "%d blocks, %d tags" % (nblk, len(run.tags)))
+    if not nblk:
+        return
+    bs = run.db.execute("SELECT allocated_peak, allocated_peak_seq, requested_peak, reserved_peak, unknown "
+                        "FROM block_stats WHERE device = 0").fetchone()
+    alloc_peak, peak_seq, req_peak, res_peak, unknown = bs
+    check("tensor peak = max_memory_allocated", alloc_peak == t["max_memory_allocated"],
+          "%d vs %d (%s)" % (alloc_peak, t["max_memory_allocated"], mib(alloc_peak)))
+    check("requested peak = requested_bytes.all.peak", req_peak == t["requested_peak"],
+          "%d vs %d" % (req_peak, t["requested_peak"]))
+    check("reserved peak = max_memory_reserved", res_peak == t["max_memory_reserved"],
+          "%d vs %d (%s)" % (res_peak, t["max_memory_reserved"], mib(res_peak)))
+    check("every event fit the allocator model", unknown == 0, "%d did not" % unknown)
+    # replayed from the events: the same peak
+    cur = top = 0
+    deltas = []
+    for s, b in run.blocks.items():
+        deltas.append((s, b[2]))
+        if b[3] is not None:
+            deltas.append((b[3], -b[2]))
+    for s, d in sorted(deltas):
+        cur += d
+        top = max(top, cur)
+    check("block rows replay to the same peak", top == alloc_peak, "%d vs %d" % (top, alloc_peak))
+    # the blocks live at the end, against PyTorch's own snapshot
+    end = run.mark_seq("ledger end")
+    if end:
+        ours = sorted((b[0], b[2]) for s, b in run.live_blocks(end))
+        theirs = sorted((b[0], b[1]) for b in t["blocks_end"] if b[3] == "active_allocated")
+        diff = len(set(ours) ^ set(theirs))
+        check("live blocks at the end = memory_snapshot()", diff == 0,
+              "%d blocks (%s) vs %d (%s), %d differ" % (len(ours), mib(sum(x[1] for x in ours)), len(theirs),
+                                                        mib(sum(x[1] for x in theirs)), diff))
+    # identity: parameters and optimizer state
+    for cat, key in (("parameters", "param_bytes"), ("optimizer_state", "optimizer_state_bytes"),
+                     ("kv_cache", "kv_cache_bytes")):
+        if key not in t or not t[key]:
+            continue
+        at = run.mark_seq("generate done") if cat == "kv_cache" else peak_seq
+        got = run.tagged(at, cat)
+        where = "at 'generate done'" if cat == "kv_cache" else "at the tensor peak"
+        if got != t[key] and cat == "optimizer_state" and end:
+            got_end = run.tagged(end, cat)
+            check("%s (end of run) = from the optimizer" % cat, got_end == t[key],
+                  "%d vs %d (%s); at the peak %s" % (got_end, t[key], mib(t[key]), mib(got)))
+            continue
+        check("%s %s = from the %s" % (cat, where, "model" if cat != "optimizer_state" else "optimizer"),
+              got == t[key], "%d vs %d (%s)" % (got, t[key], mib(t[key])))
+    # one ledger at the device peak: CUDA = tensors + cached + outside
+    dpeak = run.db.execute("SELECT peak_bytes, peak_seq FROM device_stats WHERE device = 0").fetchone()
+    if dpeak and dpeak[1]:
+        cuda_total, dseq = dpeak
+        live = run.cuda_at(dseq)
+        ranges = torch_segment_ranges(run, dseq)
+        starts = {lo for lo, hi in ranges}
+        handles = run.mapped_handles_in(ranges, dseq)
+        mine = sum(sz for k, a, sz in live if (k == 1 and a in starts) or (k == 5 and a in handles))
+        reserved = run.segments_at(dseq)
+        tensors = sum(b[2] for s, b in run.live_blocks(dseq))
+        check("at the device peak: allocator segments = its reserved bytes", mine == reserved,
+              "CUDA allocations of the allocator %d vs its segments %d" % (mine, reserved))
+        outside = sum(sz for k, a, sz in live) - mine
+        check("at the device peak: tensors + cached + outside = CUDA total",
+              tensors + (reserved - tensors) + outside == cuda_total and sum(sz for k, a, sz in live) == cuda_total,
+              "%s = %s tensors + %s cached + %s outside" % (mib(cuda_total), mib(tensors), mib(reserved - tensors),
+                                                          mib(outside)))
+    # an OOM: the holes then, against the allocator's own snapshot
+    if "oom" in t and t["oom"]:
+        row = run.db.execute("SELECT e.seq, e.size FROM event_log e WHERE e.op = ? AND e.kind = ? ORDER BY seq "
+                             "LIMIT 1", (O_OOM, K_BLOCK)).fetchone()
+        check("the OOM is an event", row is not None, "seq %s" % (row[0] if row else None))
+        if row:
+            s = run.db.execute("SELECT cached_free, holes, largest_hole FROM allocator_samples WHERE seq = ? "
+                               "AND device = 0", (row[0],)).fetchone()
+            h = t["holes_at_oom"]
+            if s:
+                check("holes at the OOM = the allocator's snapshot", tuple(s) == (h["cached_free"], h["holes"],
+                                                                                  h["largest"]),
+                      "%s in %d holes, largest %s vs %s in %d, largest %s" % (
+                          mib(s[0]), s[1], mib(s[2]), mib(h["cached_free"]), h["holes"], mib(h["largest"])))
+                frag = s[0] >= row[1] and s[2] < row[1]
+                want = t["workload"] == "frag-oom"
+                check("OOM verdict", frag == want, "%s (asked %s, cached free %s, largest %s)" % (
+                    "fragmentation" if frag else "demand", mib(row[1]), mib(s[0]), mib(s[2])))
+            else:
+                check("holes at the OOM sampled", False, "no allocator_samples row at seq %d" % row[0])
+    if args.report:
+        r = subprocess.run([args.report, "report", "--format", "json", args.db], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+        check("gpuledger report --format json", r.returncode == 0, (r.stderr.strip() or "ok")[:200])
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(min(fails, 100))
