@@ -47,6 +47,7 @@ static int expandable, initialized, attached;
 static uint64_t max_split = UINT64_MAX;
 static struct fa_stats st;
 static gpuledger_torch_event_fn emit_fn;
+static fa_tracker_fn tracker;
 
 typedef CUresult (*reserve_fn)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
 typedef CUresult (*create_fn)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *, unsigned long long);
@@ -63,7 +64,9 @@ static release_fn vm_release;
 
 static void emit(int action, uint64_t addr, uint64_t size, int stream, uint64_t extra)
 {
-    if (attached && emit_fn)
+    if (tracker)
+        tracker(action, addr, size, stream, extra);
+    else if (attached && emit_fn)
         emit_fn(action, 0, addr, size, (uint64_t)stream, 0, 0, extra);
 }
 
@@ -462,4 +465,30 @@ void fa_stats(struct fa_stats *out)
     pthread_mutex_lock(&lock);
     *out = st;
     pthread_mutex_unlock(&lock);
+}
+
+void fa_set_tracker(fa_tracker_fn fn)
+{
+    tracker = fn;
+}
+
+void fa_walk(void *ctx, fa_segment_fn seg, fa_block_fn blk)
+{
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < nblocks; i++) {
+        if (blocks[i]->prev)
+            continue;
+        seg(ctx, blocks[i]->ptr, blocks[i]->stream, blocks[i]->exp);
+        for (struct blk *b = blocks[i]; b; b = b->next)
+            blk(ctx, b->size, b->req, b->state);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+int fa_initialized(void)
+{
+    pthread_mutex_lock(&lock);
+    int r = initialized;
+    pthread_mutex_unlock(&lock);
+    return r;
 }

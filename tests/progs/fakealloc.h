@@ -35,4 +35,15 @@ void fa_streams_done(void);
 void fa_empty_cache(void);
 void fa_stats(struct fa_stats *out);
 
+/* For a stand-in libc10_cuda (tests/torchstub): report every step to `fn`
+ * (its trace trackers, through the C++ shim) instead of gpuledger directly,
+ * whether or not anything is attached; walk the segments and their blocks
+ * for its snapshot(); tell whether CUDA was used (initialized()). */
+typedef void (*fa_tracker_fn)(int action, uint64_t addr, uint64_t size, int stream, uint64_t extra);
+void fa_set_tracker(fa_tracker_fn fn);
+typedef void (*fa_segment_fn)(void *ctx, uint64_t addr, int stream, int expandable);
+typedef void (*fa_block_fn)(void *ctx, uint64_t size, uint64_t requested, int state);
+void fa_walk(void *ctx, fa_segment_fn seg, fa_block_fn blk);
+int fa_initialized(void);
+
 #endif

@@ -1,0 +1,65 @@
+"""torch.optim.optimizer of the stand-in (tests only): the global step
+hooks, and an AdamW that makes its state (two tensors per parameter, and a
+step count that is not a tensor) at its first step, with temporaries made
+and freed inside each step."""
+import collections
+import itertools
+
+import torch
+
+_ids = itertools.count()
+_pre, _post = {}, {}
+
+
+class _Handle:
+    def __init__(self, table, key):
+        self.table, self.key = table, key
+
+    def remove(self):
+        self.table.pop(self.key, None)
+
+
+def register_optimizer_step_pre_hook(hook):
+    k = next(_ids)
+    _pre[k] = hook
+    return _Handle(_pre, k)
+
+
+def register_optimizer_step_post_hook(hook):
+    k = next(_ids)
+    _post[k] = hook
+    return _Handle(_post, k)
+
+
+class Optimizer:
+    def __init__(self, params):
+        self.param_groups = [{"params": list(params)}]
+        self.state = collections.defaultdict(dict)
+
+    def step(self):
+        for h in list(_pre.values()):
+            h(self, (), {})
+        self._step()
+        for h in list(_post.values()):
+            h(self, (), {})
+
+    def zero_grad(self, set_to_none=True):
+        for g in self.param_groups:
+            for p in g["params"]:
+                p.grad = None
+
+
+class AdamW(Optimizer):
+    def _step(self):
+        for g in self.param_groups:
+            for p in g["params"]:
+                if p.grad is None:
+                    continue
+                st = self.state[p]
+                if not st:
+                    st["step"] = 0
+                    st["exp_avg"] = torch.Tensor(p.nbytes)
+                    st["exp_avg_sq"] = torch.Tensor(p.nbytes)
+                st["step"] += 1
+                tmp = torch.Tensor(p.nbytes)  # an optimizer temporary
+                del tmp
