@@ -47,6 +47,11 @@ static const struct {
 };
 #define NACT ((int)(sizeof act / sizeof act[0]))
 
+/* gpuledger.h's public numbers are the vocabulary's */
+#define GL_X(name, id, text) _Static_assert(GPULEDGER_TAG_##name == id, "gpuledger.h tag " #name);
+GL_TAGS(GL_X)
+#undef GL_X
+
 /* A private pool's id (CUDA graph, torch.cuda.MemPool) as one number: its
  * first half, or when that is 0 its second half with bit 63 set. */
 static uint64_t pool_id(uint64_t a, uint64_t b)

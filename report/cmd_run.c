@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "render.h"
 #include "reader.h"
+#include "run_python.h"
 
 #ifndef GL_LIBDIR
 #define GL_LIBDIR "/usr/local/lib"
@@ -42,9 +43,12 @@ static void run_usage(FILE *f)
             "                        stacks=\"python\" keeps); off: native only\n"
             "      --no-cupti        do not use CUPTI (keeps it free for other profilers)\n"
             "      --torch MODE      segments (default): leave PyTorch's caching allocator\n"
-            "                        alone, the ledger shows its segments; tensors: set\n"
-            "                        PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync so\n"
-            "                        every tensor is an event\n"
+            "                        alone, the ledger shows its segments; blocks: also\n"
+            "                        every tensor block inside them, with its stack and\n"
+            "                        category (attaches to the allocator; builds a small\n"
+            "                        C++ shim against your torch once, with g++);\n"
+            "                        tensors: PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync,\n"
+            "                        every tensor a CUDA allocation\n"
             "  -q, --quiet           no summary line at the end\n"
             "  -h, --help            this text\n"
             "\n"
@@ -106,29 +110,6 @@ static int set_preload(const char *lib)
     int rc = setenv("LD_PRELOAD", v, 1);
     free(v);
     return rc;
-}
-
-/* PYTORCH_CUDA_ALLOC_CONF with backend:cudaMallocAsync, keeping the
- * user's other settings (and replacing a backend they set). */
-static int set_torch_tensors(void)
-{
-    const char *old = getenv("PYTORCH_CUDA_ALLOC_CONF");
-    char buf[4096] = "backend:cudaMallocAsync";
-    if (old && *old) {
-        char *copy = strdup(old), *save = NULL;
-        if (!copy)
-            return -1;
-        for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-            while (*tok == ' ')
-                tok++;
-            if (!strncmp(tok, "backend", 7))
-                continue;
-            size_t used = strlen(buf);
-            snprintf(buf + used, sizeof buf - used, ",%s", tok);
-        }
-        free(copy);
-    }
-    return setenv("PYTORCH_CUDA_ALLOC_CONF", buf, 1);
 }
 
 static volatile sig_atomic_t child_pid;
@@ -200,13 +181,8 @@ int cmd_run(int argc, char **argv)
             setenv("GPULEDGER_CUPTI", "0", 1);
             break;
         case 'T':
-            if (!strcmp(optarg, "tensors")) {
-                if (set_torch_tensors())
-                    return 2;
-            } else if (strcmp(optarg, "segments")) {
-                fprintf(stderr, "gpuledger run: --torch wants 'segments' or 'tensors', not '%s'\n", optarg);
+            if (gl_run_set_torch_mode(optarg))
                 return 2;
-            }
             break;
         case 'P':
             if (!strcmp(optarg, "on") || !strcmp(optarg, "off") || !strcmp(optarg, "mixed") ||
@@ -237,6 +213,11 @@ int cmd_run(int argc, char **argv)
     char lib[PATH_MAX];
     if (find_library(lib, sizeof lib))
         return 2;
+    /* Python processes: the gpuledger package (PyTorch's allocator, hooks) */
+    if ((!getenv("GPULEDGER_TORCH") && gl_run_set_torch_mode("segments")) || gl_run_set_pythonpath(quiet)) {
+        fprintf(stderr, "gpuledger run: out of memory\n");
+        return 2;
+    }
     if (set_preload(lib)) {
         fprintf(stderr, "gpuledger run: out of memory\n");
         return 2;

@@ -20,7 +20,7 @@
 
 static int has_package(const char *dir)
 {
-    char p[PATH_MAX];
+    char p[2 * PATH_MAX];
     snprintf(p, sizeof p, "%s/gpuledger/_boot/sitecustomize.py", dir);
     return access(p, R_OK) == 0;
 }

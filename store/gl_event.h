@@ -54,7 +54,11 @@
     X(RANGE_POP, 16, "range_pop", ANNOTATION, NONE)                                                 \
     X(GRAPH_ALLOC, 21, "graph_alloc", CONTROL, NONE)   /* a graph memory-allocation node defined */  \
     X(GRAPH_FREE, 22, "graph_free", CONTROL, NONE)     /* a graph memory-free node defined */        \
-    X(GRAPH_LAUNCH, 23, "graph_launch", CONTROL, NONE) /* a launch of a graph with memory nodes */
+    X(GRAPH_LAUNCH, 23, "graph_launch", CONTROL, NONE) /* a launch of a graph with memory nodes */  \
+    /* PyTorch's caching allocator: a block freed (op free, at FREE_REQUESTED) becomes reusable */  \
+    X(FREE_COMPLETED, 17, "free_completed", CONTROL, NONE)                                          \
+    X(CONFIG, 18, "config", CONTROL, NONE)        /* an allocator's settings (max_split_size ...) */  \
+    X(TAG, 19, "tag", ANNOTATION, NONE)           /* identity: a category for the block at addr */
 
 /* Memory kinds (column events.kind). */
 #define GL_KINDS(X)                                                                   \
@@ -68,7 +72,9 @@
     X(MAPPING, 7, "mapping", ADDRESS)    /* a handle mapped into a VA range */        \
     X(STATIC, 8, "static", DEVICE)       /* module globals (from CUPTI) */            \
     X(ARRAY, 9, "array", DEVICE)         /* CUDA array / mipmapped array */           \
-    X(GRAPH, 10, "graph", DEVICE)        /* CUDA-graph memory (allocations, pool) */
+    X(GRAPH, 10, "graph", DEVICE)        /* CUDA-graph memory (allocations, pool) */                \
+    X(BLOCK, 11, "block", SUB)           /* a PyTorch caching-allocator block (a tensor) */ \
+    X(SEGMENT, 12, "segment", SUB)       /* that allocator's view of its segments */
 
 /* Every API we wrap, with the operation and memory kind it records. */
 #define GL_APIS(X)                                                                                  \
@@ -129,7 +135,22 @@
     X(cuDeviceGraphMemTrim, 55, "cuDeviceGraphMemTrim", TRIM, GRAPH, SYNC)                          \
     X(graph_pool, 56, "graph_pool", ALLOC, GRAPH, SYNC)                                             \
     X(graph_pool_sample, 57, "cuDeviceGetGraphMemAttribute", SAMPLE, GRAPH, SYNC)                   \
-    X(usage_sample, 58, "process_used", SAMPLE, NONE, SYNC)
+    X(usage_sample, 58, "process_used", SAMPLE, NONE, SYNC)                                         \
+    /* PyTorch's CUDA caching allocator, through its trace tracker (torch_trace.c); the event's op  \
+     * and kind come from the trace entry (alloc/free/free_completed/oom of a block; alloc, free,   \
+     * map, unmap of a segment; config) */                                                          \
+    X(torch_allocator, 60, "CUDACachingAllocator", ALLOC, BLOCK, SYNC)                              \
+    X(torch_snapshot, 61, "CUDACachingAllocator.snapshot", ALLOC, BLOCK, SYNC) /* there at attach */ \
+    X(gpuledger_tag, 62, "gpuledger_tag", TAG, NONE, SYNC)
+
+/* Identity tags (gpuledger_tag; column aux of a tag row), the categories
+ * they give. The numbers are gpuledger.h's GPULEDGER_TAG_*. */
+#define GL_TAGS(X)                                                                                  \
+    X(PARAMETERS, 1, "parameters")                                                                  \
+    X(GRADIENTS, 2, "gradients")                                                                    \
+    X(OPTIMIZER_STATE, 3, "optimizer_state")                                                        \
+    X(KV_CACHE, 4, "kv_cache")                                                                      \
+    X(BUFFERS, 5, "buffers")
 
 /* ---- derived: enums ------------------------------------------------------ */
 
@@ -175,6 +196,17 @@ union gl_api_ids_ {
     GL_APIS(GL_X)
 #undef GL_X
 };
+enum gl_tag {
+#define GL_X(name, id, text) GL_TAG_##name = id,
+    GL_TAGS(GL_X)
+#undef GL_X
+};
+union gl_tag_ids_ {
+#define GL_X(name, id, text) char name[id + 1];
+    GL_TAGS(GL_X)
+#undef GL_X
+};
+#define GL_TAG_COUNT ((int)sizeof(union gl_tag_ids_))
 #define GL_OP_COUNT ((int)sizeof(union gl_op_ids_))
 #define GL_KIND_COUNT ((int)sizeof(union gl_kind_ids_))
 #define GL_API_COUNT ((int)sizeof(union gl_api_ids_))
@@ -338,5 +370,6 @@ struct gl_event {
 const char *gl_op_name(int op);
 const char *gl_kind_name(int kind);
 const char *gl_api_name(int api);
+const char *gl_tag_name(int tag); /* NULL for an unknown number */
 
 #endif

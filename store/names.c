@@ -38,3 +38,15 @@ const char *gl_api_name(int api)
     }
     return "?";
 }
+
+const char *gl_tag_name(int tag)
+{
+    switch (tag) {
+#define GL_X(name, id, text)                                                       \
+    case id:                                                                  \
+        return text;
+        GL_TAGS(GL_X)
+#undef GL_X
+    }
+    return NULL;
+}

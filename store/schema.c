@@ -17,7 +17,9 @@ static const char *const ddl =
     " stack_depth INTEGER, gpuledger_version TEXT, schema_version INTEGER);"
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
     "CREATE TABLE op_names(id INTEGER PRIMARY KEY, name TEXT UNIQUE);"
-    "CREATE TABLE kind_names(id INTEGER PRIMARY KEY, name TEXT UNIQUE);"
+    /* layer: device (counted in what CUDA holds), sub (inside another
+     * allocation, never counted twice), host, address, none */
+    "CREATE TABLE kind_names(id INTEGER PRIMARY KEY, name TEXT UNIQUE, layer TEXT);"
     "CREATE TABLE api_names(id INTEGER PRIMARY KEY, name TEXT UNIQUE);"
     "CREATE TABLE event_log("
     " seq INTEGER PRIMARY KEY, ts_ns INTEGER NOT NULL, tid INTEGER,"
@@ -71,7 +73,7 @@ static const char *const ddl =
     " LEFT JOIN api_names an ON an.id = a.api"
     " LEFT JOIN api_names fn ON fn.id = f.api"
     " LEFT JOIN kind_names kn ON kn.id = a.kind"
-    " WHERE a.op IN (1, 7) AND a.result = 0;"
+    " WHERE a.op IN (1, 7) AND a.result = 0 AND coalesce(kn.layer, '') != 'sub';"
     /* Reserved VA ranges and mappings (cuMemAddressReserve, cuMemMap). */
     "CREATE VIEW mappings AS SELECT a.seq AS id, a.device, an.name AS api,"
     " kn.name AS kind, a.addr, a.size, a.aux AS handle, a.ts_ns AS start_ns,"
@@ -80,17 +82,57 @@ static const char *const ddl =
     " LEFT JOIN event_log f ON f.ref_seq = a.seq AND f.op IN (4, 6)"
     " LEFT JOIN api_names an ON an.id = a.api"
     " LEFT JOIN kind_names kn ON kn.id = a.kind"
-    " WHERE a.op IN (3, 5) AND a.result = 0;"
+    " WHERE a.op IN (3, 5) AND a.result = 0 AND coalesce(kn.layer, '') != 'sub';"
     "CREATE VIEW stack_frames AS SELECT se.stack_id, se.depth, m.path AS module,"
     " f.symbol, f.rel AS offset, f.sym_offset AS symbol_offset, f.file, f.line,"
     " f.ip, f.python"
     " FROM stack_entries se JOIN frames f ON f.id = se.frame_id"
-    " LEFT JOIN modules m ON m.id = f.module_id;";
+    " LEFT JOIN modules m ON m.id = f.module_id;"
+    /* ---- schema 2: PyTorch's caching allocator (the tensor ledger) ---- */
+    "CREATE TABLE tag_names(id INTEGER PRIMARY KEY, name TEXT UNIQUE);"
+    /* per device, the allocator's own figures as replayed: allocated (block
+     * bytes of live tensors: memory_allocated), requested, reserved
+     * (segments: memory_reserved), their peaks, and the events that did not
+     * fit the replay (unknown) */
+    "CREATE TABLE block_stats(device INTEGER PRIMARY KEY, allocated_peak INTEGER,"
+    " allocated_peak_seq INTEGER, requested_peak INTEGER, reserved_peak INTEGER,"
+    " allocated INTEGER, requested INTEGER, reserved INTEGER, allocs INTEGER, frees INTEGER,"
+    " segments INTEGER, unknown INTEGER);"
+    /* the allocator's holes over time (at most every 20 ms per device, and at
+     * every out-of-memory), as of event seq */
+    "CREATE TABLE allocator_samples(ts_ns INTEGER, seq INTEGER, device INTEGER, reserved INTEGER,"
+    " allocated INTEGER, active INTEGER, requested INTEGER, cached_free INTEGER, holes INTEGER,"
+    " largest_hole INTEGER);"
+    "CREATE INDEX event_log_segments ON event_log(device, addr) WHERE kind = 12;"
+    /* One row per tensor block (PyTorch's caching allocator): requested and
+     * block bytes, the segment (or mapped range) holding it, when the
+     * tensor let go of it (free_ns) and when it was reusable (released_ns,
+     * later when record_stream was used), its stacks and its identity tag. */
+    "CREATE VIEW tensor_blocks AS SELECT a.seq AS id, a.device, a.addr, a.size AS requested,"
+    " a.aux AS size, (SELECT s.addr FROM event_log s WHERE s.kind = 12 AND s.op IN (1, 3)"
+    " AND s.device = a.device AND s.addr <= a.addr AND s.seq < a.seq AND a.addr < s.addr + s.size"
+    " ORDER BY s.seq DESC LIMIT 1) AS segment, a.stream, a.pool, an.name AS api,"
+    " a.ts_ns AS alloc_ns, f.ts_ns AS free_ns, c.ts_ns AS released_ns, a.tid, a.stack_id,"
+    " f.stack_id AS free_stack_id, a.range_seq,"
+    " (SELECT tn.name FROM event_log t JOIN tag_names tn ON tn.id = t.aux WHERE t.op = 19"
+    " AND t.ref_seq = a.seq ORDER BY t.seq LIMIT 1) AS category"
+    " FROM event_log a"
+    " LEFT JOIN event_log f ON f.ref_seq = a.seq AND f.op = 2 AND f.kind = 11"
+    " LEFT JOIN event_log c ON c.ref_seq = a.seq AND c.op = 17"
+    " LEFT JOIN api_names an ON an.id = a.api"
+    " WHERE a.kind = 11 AND a.op = 1;";
 
 static int fill_names(sqlite3 *db, const char *table, int id, const char *name)
 {
     char sql[160];
     snprintf(sql, sizeof sql, "INSERT INTO %s(id, name) VALUES(%d, '%s');", table, id, name);
+    return sqlite3_exec(db, sql, NULL, NULL, NULL);
+}
+
+static int set_layer(sqlite3 *db, int id, const char *layer)
+{
+    char sql[120];
+    snprintf(sql, sizeof sql, "UPDATE kind_names SET layer = '%s' WHERE id = %d;", layer, id);
     return sqlite3_exec(db, sql, NULL, NULL, NULL);
 }
 
@@ -105,10 +147,19 @@ int gl_schema_create(sqlite3 *db, char **err)
         return rc;
     GL_OPS(GL_X)
 #undef GL_X
-#define GL_X(name, id, text, ...)                                                                   \
-    if ((rc = fill_names(db, "kind_names", id, text)) != SQLITE_OK)                                 \
+    static const char *const layers[] = {[GL_LAYER_NONE] = "none", [GL_LAYER_DEVICE] = "device",
+                                         [GL_LAYER_SUB] = "sub", [GL_LAYER_HOST] = "host",
+                                         [GL_LAYER_ADDRESS] = "address"};
+#define GL_X(name, id, text, layer)                                                                 \
+    if ((rc = fill_names(db, "kind_names", id, text)) != SQLITE_OK ||                               \
+        (rc = set_layer(db, id, layers[GL_LAYER_##layer])) != SQLITE_OK)                            \
         return rc;
     GL_KINDS(GL_X)
+#undef GL_X
+#define GL_X(name, id, text)                                                                        \
+    if ((rc = fill_names(db, "tag_names", id, text)) != SQLITE_OK)                                  \
+        return rc;
+    GL_TAGS(GL_X)
 #undef GL_X
 #define GL_X(name, id, text, ...)                                                                   \
     if ((rc = fill_names(db, "api_names", id, text)) != SQLITE_OK)                                  \

@@ -11,6 +11,7 @@
 
 #include "annotations.h"
 #include "graphmem.h"
+#include "blocks.h"
 #include "ledger.h"
 #include "rows.h"
 #include "runrows.h"
@@ -28,6 +29,7 @@ struct gl_store {
     struct gl_ledger ledger;
     struct gl_annotations ann;
     struct gl_graphmem graph;
+    struct gl_blocks blocks;
 };
 
 const char *gl_store_error(struct gl_store *s)
@@ -76,7 +78,7 @@ struct gl_store *gl_store_open(const char *path, const struct gl_run_info *info,
         return NULL;
     }
     if (gl_rows_open(&s->rows, &s->w) || gl_stacks_open(&s->stacks, &s->w, symbolize) ||
-        gl_annotations_open(&s->ann, &s->w)) {
+        gl_annotations_open(&s->ann, &s->w) || gl_blocks_open(&s->blocks, &s->w)) {
         snprintf(err, errsz, "%s", s->w.err);
         gl_store_close(s);
         return NULL;
@@ -174,6 +176,8 @@ int gl_store_add(struct gl_store *s, const struct gl_event *ev)
     if (ev->flags & GL_EVF_LABEL)
         return gl_annotations_add(&s->ann, &s->rows, ev);
     int64_t sid = gl_stacks_id(&s->stacks, ev);
+    if (gl_blocks_owns(ev)) /* a sub-allocation: beside, never in, the CUDA ledger */
+        return gl_blocks_add(&s->blocks, &s->rows, &s->ledger, ev, sid, gl_annotations_range(&s->ann, ev->tid));
     int op = ev->op;
     struct gl_graph_out go = {&s->ledger, &s->rows, &s->ann};
     if (gl_graphmem_owns(ev))
@@ -207,7 +211,8 @@ int gl_store_add(struct gl_store *s, const struct gl_event *ev)
 static int settle(struct gl_store *s, const struct gl_run_counters *c)
 {
     return begin(s) || gl_rows_flush(&s->rows) ||
-           gl_runrows_counters(&s->run, s->rows.count, s->unmatched_frees, c, &s->ledger);
+           gl_runrows_counters(&s->run, s->rows.count, s->unmatched_frees + s->blocks.unmatched, c, &s->ledger) ||
+           gl_blocks_counters(&s->blocks);
 }
 
 int gl_store_commit(struct gl_store *s, const struct gl_run_counters *c)
@@ -221,7 +226,8 @@ int gl_store_commit(struct gl_store *s, const struct gl_run_counters *c)
 int gl_store_finish(struct gl_store *s, const struct gl_run_counters *c, uint64_t end_ns, int exit_code,
                     int exit_signal)
 {
-    if (settle(s, c) || gl_runrows_finish(&s->run, end_ns, exit_code, exit_signal))
+    if (settle(s, c) || gl_blocks_finish(&s->blocks, end_ns, s->rows.next_seq - 1) ||
+        gl_runrows_finish(&s->run, end_ns, exit_code, exit_signal))
         return -1;
     s->in_txn = 0;
     return gl_wdb_exec(&s->w, "COMMIT");
@@ -234,6 +240,7 @@ void gl_store_close(struct gl_store *s)
     /* statements first: sqlite3_close refuses a connection that has some */
     gl_annotations_close(&s->ann);
     gl_runrows_close(&s->run);
+    gl_blocks_close(&s->blocks);
     gl_stacks_close(&s->stacks);
     if (s->w.db) {
         if (s->in_txn && gl_rows_flush(&s->rows) == 0)
