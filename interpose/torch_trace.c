@@ -15,6 +15,7 @@
  * Trace entries arrive on the allocating thread (autograd's too) under the
  * per-device allocator mutex: each is one event through the usual hot path
  * (no lock, no allocation, no GIL; Python frames read directly). */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -149,9 +150,12 @@ GL_EXPORT int gpuledger_torch_register(gpuledger_torch_attach_fn attach)
     if (st == SHIM_ATTACHED)
         return 1;
     /* the shim's own frames (the tracker's std::function) are cut off the
-     * top of stacks, like ours */
+     * top of stacks, like ours; only the shim's: an attach function in the
+     * program itself must not hide the program */
+    Dl_info di;
     uintptr_t lo, hi;
-    if (gl_code_range_of((const void *)(uintptr_t)attach, &lo, &hi) == 0)
+    if (dladdr((const void *)(uintptr_t)attach, &di) && di.dli_fname && strstr(di.dli_fname, "gpuledger_torch_shim") &&
+        gl_code_range_of((const void *)(uintptr_t)attach, &lo, &hi) == 0)
         gl_stack_add_skip_range(lo, hi);
     atomic_store(&shim_attach, attach);
     atomic_store(&shim_state, SHIM_PENDING);

@@ -49,23 +49,34 @@ def _cuda(t):
 
 
 class _Seen:
-    """The addresses last sent for one category of one owner: send only what
-    is new (a tag holds for the block's whole life)."""
+    """The tensors last sent for one category of one owner, by address:
+    send only what is new — a tensor at a new address, or a new tensor at an
+    address seen before (the allocator reuses addresses; a tag holds for its
+    block's whole life)."""
 
-    __slots__ = ("ptrs",)
+    __slots__ = ("refs",)
 
     def __init__(self):
-        self.ptrs = set()
+        self.refs = {}
 
     def update(self, category, tensors):
-        fresh, now = [], set()
+        fresh, now = [], {}
         for t in tensors:
             p = t.data_ptr()
-            now.add(p)
-            if p not in self.ptrs:
+            r = self.refs.get(p)
+            if r is None or r() is not t:
                 fresh.append((p, t.nbytes))
-        self.ptrs = now
+                try:
+                    r = weakref.ref(t)
+                except TypeError:  # not weakly referable: send it every time
+                    r = _never
+            now[p] = r
+        self.refs = now
         _send(category, fresh)
+
+
+def _never():
+    return None
 
 
 # ---- optimizers -----------------------------------------------------------

@@ -3,9 +3,11 @@
 model with AdamW, then a generation loop whose model returns a KV cache,
 then a tensor used on a second stream. No gpuledger call: run under
 `gpuledger run` by tests/integration/test_torch.c, which compares the
-database with what this prints (JSON): the parameters, buffers, gradients,
-optimizer state and KV-cache tensors, by address and size."""
-import json
+database with what this prints: one line per category (parameters,
+buffers, gradients, optimizer state, KV cache) of "address:bytes" of the
+tensors live at the end, by address."""
+import os
+import sys
 
 import torch
 
@@ -67,11 +69,16 @@ dec = Decoder()
 for _ in range(3):
     dec(4)
 
-pairs = lambda ts: sorted([t.data_ptr(), t.nbytes] for t in ts)
-print(json.dumps({
-    "parameters": pairs(list(model.parameters()) + list(dec.parameters())),
-    "buffers": pairs(model.buffers()),
-    "gradients": pairs(p.grad for p in model.parameters()),
-    "optimizer_state": pairs(v for s in opt.state.values() for v in s.values() if isinstance(v, torch.Tensor)),
-    "kv_cache": pairs(t for layer in dec.cache.layers for t in (layer.keys, layer.values)),
-}))
+
+def line(category, tensors):
+    pairs = sorted((t.data_ptr(), t.nbytes) for t in tensors)
+    print(category, " ".join("%d:%d" % p for p in pairs))
+
+
+line("parameters", list(model.parameters()) + list(dec.parameters()))
+line("buffers", model.buffers())
+line("gradients", [p.grad for p in model.parameters()])
+line("optimizer_state", [v for s in opt.state.values() for v in s.values() if isinstance(v, torch.Tensor)])
+line("kv_cache", [t for layer in dec.cache.layers for t in (layer.keys, layer.values)])
+sys.stdout.flush()
+os._exit(0)  # as a job killed at its end would: what is live stays live in the database

@@ -1,0 +1,339 @@
+/* test_torch.c — the tensor ledger end to end, without torch or a GPU:
+ *  - tests/progs/torchalloc drives a stand-in of PyTorch's caching
+ *    allocator (fakealloc.c) that reports to gpuledger_torch_event in the
+ *    order the real one does: the rows, block sizes, pairings, tags,
+ *    block_stats and allocator_samples are checked against what the
+ *    allocator itself counted, for small and large pools, a free delayed
+ *    by record_stream and completed on another thread, a snapshot at a late
+ *    attach, expandable segments, and a fragmentation and a demand OOM;
+ *  - an unmodified Python "training job" on the stand-in torch
+ *    (tests/pystub) under gpuledger run: the gpuledger package found
+ *    through the launcher's sitecustomize, the C++ shim built (once, then
+ *    from the cache) against the stand-in header and attached at the first
+ *    segment, and the identity tags, steps and ranges from the hooks. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#define MiB (1024LL * 1024)
+
+static int teardown(void **state)
+{
+    (void)state;
+    h_cleanup();
+    return 0;
+}
+
+static long long stat_of(const char *out, const char *key)
+{
+    char k[64];
+    snprintf(k, sizeof k, " %s=", key);
+    const char *p = strstr(out, k);
+    return p ? atoll(p + strlen(k)) : -1;
+}
+
+static sqlite3 *run_torchalloc(const char *what, const char *const *env, struct run_result *r)
+{
+    static char db[512], argv_db[520];
+    snprintf(db, sizeof db, "%s/%s.db", h_dir(), what);
+    snprintf(argv_db, sizeof argv_db, "%s", db);
+    h_run(r, env, ARGV(GL, "run", "-q", "--torch", "blocks", "-o", argv_db, "--", PROG("torchalloc"), what));
+    if (r->status != 0)
+        fail_msg("torchalloc %s: exit %d\n%s\n%s", what, r->status, r->out, r->err);
+    return h_open(db);
+}
+
+/* The allocator's own figures (its "stats" line) = block_stats. */
+static void same_stats(sqlite3 *db, const char *out)
+{
+    assert_int_equal(h_int(db, "SELECT allocated_peak FROM block_stats WHERE device = 0"),
+                     stat_of(out, "allocated_peak"));
+    assert_int_equal(h_int(db, "SELECT requested_peak FROM block_stats WHERE device = 0"),
+                     stat_of(out, "requested_peak"));
+    assert_int_equal(h_int(db, "SELECT reserved_peak FROM block_stats WHERE device = 0"),
+                     stat_of(out, "reserved_peak"));
+    assert_int_equal(h_int(db, "SELECT count(*) FROM tensor_blocks WHERE api = 'CUDACachingAllocator'"),
+                     stat_of(out, "allocs"));
+    assert_int_equal(h_int(db, "SELECT sum(size) FROM tensor_blocks WHERE api = 'CUDACachingAllocator'"),
+                     stat_of(out, "block_bytes"));
+    assert_int_equal(h_int(db, "SELECT unknown FROM block_stats WHERE device = 0"), 0);
+}
+
+static void test_blocks_basic(void **state)
+{
+    (void)state;
+    struct run_result r;
+    sqlite3 *db = run_torchalloc("basic", NULL, &r);
+    same_stats(db, r.out);
+    /* block sizes: 512, 1024 (x3, one reused), 1573376 and the whole rest of
+     * the 20 MiB segment, 30 MiB */
+    assert_string_equal(h_text(db, "SELECT group_concat(requested || ':' || size, ' ') FROM (SELECT * FROM "
+                                   "tensor_blocks ORDER BY id)"),
+                        "100:512 1000:1024 513:1024 1572865:1573376 18874368:19398144 31457280:31457280 700:1024");
+    /* every block in the segment that holds it */
+    assert_int_equal(h_int(db, "SELECT count(*) FROM tensor_blocks b JOIN events s ON s.kind = 'segment' AND "
+                               "s.op = 'alloc' AND s.addr = b.segment AND b.addr < s.addr + s.size"),
+                     7);
+    /* the free delayed by record_stream: requested on the main thread,
+     * completed on the other one, just before that thread's own block */
+    assert_int_equal(h_int(db, "SELECT count(*) FROM tensor_blocks WHERE requested = 1000 AND released_ns >= "
+                               "free_ns"),
+                     1);
+    assert_int_equal(h_int(db, "SELECT count(DISTINCT e.tid) FROM events e JOIN tensor_blocks b ON e.ref_seq = b.id "
+                               "WHERE b.requested = 1000"),
+                     2);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events c JOIN events a ON a.seq = c.seq + 1 WHERE c.op = "
+                               "'free_completed' AND a.op = 'alloc' AND a.kind = 'block' AND a.size = 700 AND "
+                               "c.tid = a.tid"),
+                     1);
+    /* frees pair with their blocks: the stack of the allocation and of the free */
+    assert_int_equal(h_int(db, "SELECT count(*) FROM tensor_blocks WHERE free_ns IS NOT NULL AND stack_id IS NOT "
+                               "NULL AND free_stack_id IS NOT NULL"),
+                     4);
+    /* the allocator's own frames (emit, as record_trace in PyTorch) on top */
+    assert_int_equal(h_int(db, "SELECT count(*) FROM stack_frames f JOIN tensor_blocks b ON b.stack_id = "
+                               "f.stack_id WHERE f.depth = 1 AND f.symbol = 'fa_malloc'"),
+                     7);
+    /* tags name the block at (or around) their address */
+    assert_string_equal(h_text(db, "SELECT group_concat(requested || ':' || category, ' ') FROM (SELECT * FROM "
+                                   "tensor_blocks WHERE category IS NOT NULL ORDER BY id)"),
+                        "100:optimizer_state 513:gradients 31457280:parameters");
+    /* sub-allocations stay out of the CUDA ledger */
+    assert_int_equal(h_int(db, "SELECT count(*) FROM allocations"), 3);
+    assert_int_equal(h_int(db, "SELECT peak_bytes FROM device_stats WHERE device = 0"), 54525952);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM mappings"), 0);
+    /* at the end: the 20 MiB segment given back by empty_cache; the 30 MiB
+     * one full; the 2 MiB one holds 512 + 1024 B live and two holes */
+    assert_string_equal(h_text(db, "SELECT reserved || ' ' || allocated || ' ' || cached_free || ' ' || holes || ' ' "
+                                   "|| largest_hole FROM allocator_samples ORDER BY seq DESC, rowid DESC LIMIT 1"),
+                        "33554432 31458816 2095616 2 2094592");
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events WHERE op = 'config' AND api = 'CUDACachingAllocator'"),
+                     1);
+    assert_int_equal(h_int(db, "SELECT unmatched_frees FROM run"), 0);
+    sqlite3_close(db);
+}
+
+static void test_blocks_late_attach(void **state)
+{
+    (void)state;
+    struct run_result r;
+    sqlite3 *db = run_torchalloc("late", NULL, &r);
+    /* the blocks there when gpuledger attached come from the snapshot
+     * (the freed one as a hole: no row), the rest is traced */
+    assert_string_equal(h_text(db, "SELECT group_concat(api || ':' || requested || ':' || size, ' ') FROM (SELECT * "
+                                   "FROM tensor_blocks ORDER BY id)"),
+                        "CUDACachingAllocator.snapshot:4096:4096 CUDACachingAllocator.snapshot:3145728:3145728 "
+                        "CUDACachingAllocator:2000:2048 CUDACachingAllocator:5242880:5242880");
+    /* a free of a block from the snapshot pairs with its row */
+    assert_int_equal(h_int(db, "SELECT count(*) FROM tensor_blocks WHERE api = 'CUDACachingAllocator.snapshot' AND "
+                               "requested = 4096 AND free_ns IS NOT NULL"),
+                     1);
+    /* 2000 B carved from the hole the snapshot showed: the model fits */
+    assert_int_equal(h_int(db, "SELECT unknown FROM block_stats WHERE device = 0"), 0);
+    assert_int_equal(h_int(db, "SELECT reserved_peak FROM block_stats WHERE device = 0"), stat_of(r.out,
+                                                                                                  "reserved_peak"));
+    sqlite3_close(db);
+}
+
+static void test_blocks_expandable(void **state)
+{
+    (void)state;
+    struct run_result r;
+    sqlite3 *db = run_torchalloc("expandable", NULL, &r);
+    same_stats(db, r.out);
+    assert_string_equal(h_text(db, "SELECT group_concat(op || ':' || size, ' ') FROM (SELECT * FROM events WHERE "
+                                   "kind = 'segment' ORDER BY seq)"),
+                        "map:2097152 map:41943040 map:20971520 unmap:20971520");
+    assert_string_equal(h_text(db, "SELECT group_concat(requested || ':' || size, ' ') FROM (SELECT * FROM "
+                                   "tensor_blocks ORDER BY id)"),
+                        "100:512 31457280:31457280 5242880:5242880 8388608:8388608");
+    /* the 8 MiB block: 5 MiB left in the mapped pages, one more 20 MiB page
+     * mapped after it and merged, 8 MiB carved from their start */
+    assert_int_equal(h_int(db, "SELECT addr - (SELECT addr FROM tensor_blocks WHERE requested = 31457280) FROM "
+                               "tensor_blocks WHERE requested = 8388608"),
+                     35 * MiB);
+    /* CUDA sees the pages as physical handles: device memory, counted once */
+    assert_int_equal(h_int(db, "SELECT peak_bytes FROM device_stats WHERE device = 0"), 65011712);
+    sqlite3_close(db);
+}
+
+static void test_fragmentation_oom(void **state)
+{
+    (void)state;
+    struct run_result r;
+    sqlite3 *db = run_torchalloc("frag", ENV("FAKECUDA_MEM_BYTES=67108864"), &r);
+    same_stats(db, r.out);
+    /* the allocator's OOM: 8 MiB asked; its segment's cudaMalloc failed first */
+    assert_int_equal(h_int(db, "SELECT size FROM events WHERE op = 'oom' AND kind = 'block'"), 8 * MiB);
+    assert_int_equal(h_int(db, "SELECT aux FROM events WHERE op = 'oom' AND kind = 'block'"), 4 * MiB);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events WHERE op = 'oom' AND api = 'cudaMalloc' AND size = "
+                               "20971520"),
+                     2);
+    /* the holes right then: 33 MiB free in 9, the largest 5 MiB < 8 MiB */
+    assert_string_equal(h_text(db, "SELECT cached_free || ' ' || holes || ' ' || largest_hole FROM allocator_samples s "
+                                   "JOIN events e ON e.seq = s.seq WHERE e.op = 'oom' AND e.kind = 'block'"),
+                        "34603008 9 5242880");
+    sqlite3_close(db);
+}
+
+static void test_demand_oom(void **state)
+{
+    (void)state;
+    struct run_result r;
+    sqlite3 *db = run_torchalloc("demand", ENV("FAKECUDA_MEM_BYTES=67108864"), &r);
+    assert_int_equal(h_int(db, "SELECT size FROM events WHERE op = 'oom' AND kind = 'block'"), 100 * MiB);
+    assert_string_equal(h_text(db, "SELECT allocated || ' ' || cached_free || ' ' || holes FROM allocator_samples s "
+                                   "JOIN events e ON e.seq = s.seq WHERE e.op = 'oom' AND e.kind = 'block'"),
+                        "33554432 0 0");
+    sqlite3_close(db);
+}
+
+/* ---- the Python job on the stand-in torch ---------------------------------- */
+
+static const char *src(const char *rel)
+{
+    static char buf[4][1024];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", getenv("GL_SOURCE_ROOT"), rel);
+    return buf[k];
+}
+
+/* The stand-in torch in the scratch directory: its Python files, the
+ * stand-in header as include/, the stand-in libc10_cuda.so as lib/; and a
+ * sitecustomize of the user's own, which must still run. */
+static void stand_in_torch(void)
+{
+    char cmd[4096];
+    const char *d = h_dir();
+    snprintf(cmd, sizeof cmd,
+             "cp -r %s %s/torch && ln -s %s %s/torch/include && mkdir %s/torch/lib %s/user && "
+             "ln -s %s %s/torch/lib/ && ln -s %s %s/torch/lib/ && "
+             "echo 'import sys; sys.stderr.write(\"user sitecustomize ran\" + chr(10))' > %s/user/sitecustomize.py",
+             src("tests/pystub/torch"), d, src("tests/torchstub/include"), d, d, d, h_build("tests/libc10_cuda.so"), d,
+             h_build("tests/libc10.so"), d, d);
+    struct run_result r;
+    h_run(&r, NULL, ARGV("/bin/sh", "-c", cmd));
+    if (r.status)
+        fail_msg("setting up the stand-in torch: %s", r.err);
+}
+
+static sqlite3 *run_job(struct run_result *r, const char *db, const char *mode, const char *hooks)
+{
+    static char env[4][1200];
+    snprintf(env[0], sizeof env[0], "PYTHONPATH=%s:%s/user", h_dir(), h_dir());
+    snprintf(env[1], sizeof env[1], "GPULEDGER_CACHE_DIR=%s/cache", h_dir());
+    snprintf(env[2], sizeof env[2], "LD_LIBRARY_PATH=%s", h_build("tests/fakecuda"));
+    snprintf(env[3], sizeof env[3], "GPULEDGER_TORCH_HOOKS=%s", hooks);
+    static char path[600];
+    snprintf(path, sizeof path, "%s/%s", h_dir(), db);
+    h_run(r, ENV(env[0], env[1], env[2], env[3]),
+          ARGV(GL, "run", "-q", "--torch", mode, "-o", path, "--", "/usr/bin/env", "python3",
+               src("tests/progs/py_torch.py")));
+    if (r->status != 0)
+        fail_msg("py_torch.py: exit %d\n%s\n%s", r->status, r->out, r->err);
+    return h_open(path);
+}
+
+/* The line "category a:n b:n ..." the job printed = the tagged blocks of
+ * that category (those live at the end, for the ones that come and go). */
+static void same_tags(sqlite3 *db, const char *out, const char *category, int live_only)
+{
+    char want[4096] = "", sql[1024];
+    const char *p = strstr(out, category);
+    assert_non_null(p);
+    size_t n = strcspn(p, "\n");
+    snprintf(want, sizeof want, "%.*s", (int)n, p);
+    snprintf(sql, sizeof sql,
+             "SELECT '%s ' || group_concat(pair, ' ') FROM (SELECT DISTINCT t.addr || ':' || t.size AS pair, t.addr "
+             "FROM events t JOIN tensor_blocks b ON b.id = t.ref_seq JOIN tag_names tn ON tn.id = t.aux WHERE t.op = "
+             "'tag' AND tn.name = '%s' %s ORDER BY t.addr)",
+             category, category, live_only ? "AND b.free_ns IS NULL" : "");
+    assert_string_equal(h_text(db, sql), want);
+}
+
+static void test_python_job(void **state)
+{
+    (void)state;
+    if (!strcmp(getenv("GL_HAVE_CXX") ? getenv("GL_HAVE_CXX") : "0", "0"))
+        skip(); /* no C++ compiler: no stand-in libc10_cuda, no shim */
+    stand_in_torch();
+    struct run_result r;
+    sqlite3 *db = run_job(&r, "job.db", "blocks", "1");
+    /* the launcher's sitecustomize ran, and the user's after it; the shim was
+     * built once and attached at the first segment */
+    if (!strstr(r.err, "user sitecustomize ran"))
+        fail_msg("the user's sitecustomize did not run:\n%s", r.err);
+    assert_non_null(strstr(r.err, "building the PyTorch allocator shim for torch 2.11.0+stub"));
+    assert_null(strstr(r.err, "no tensor ledger"));
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events WHERE kind = 'segment' AND op = 'alloc'"), 1);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events WHERE kind = 'block' AND op = 'alloc' AND api = "
+                               "'CUDACachingAllocator.snapshot'"),
+                     0);
+    /* every tensor is a block, with the Python line that made it */
+    assert_true(h_int(db, "SELECT count(*) FROM tensor_blocks") > 40);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM tensor_blocks WHERE stack_id IS NULL"), 0);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM tensor_blocks b JOIN stack_frames f ON f.stack_id = b.stack_id "
+                               "AND f.python AND f.symbol = 'AdamW._step' AND f.line IN (61, 62)"),
+                     4 * 2);
+    /* identity: the tagged blocks are exactly the job's tensors */
+    same_tags(db, r.out, "parameters", 0);
+    same_tags(db, r.out, "buffers", 0);
+    same_tags(db, r.out, "optimizer_state", 0);
+    same_tags(db, r.out, "gradients", 1);
+    same_tags(db, r.out, "kv_cache", 1);
+    /* steps from the optimizer, ranges from the hooks (the first call of a
+     * root module is watched from inside it: no range of its own) */
+    assert_string_equal(h_text(db, "SELECT group_concat(label, ',') FROM annotations WHERE op = 'mark'"),
+                        "optimizer step 0,optimizer step 1,optimizer step 2");
+    assert_int_equal(h_int(db, "SELECT count(*) FROM annotations WHERE op = 'range_push' AND label = 'forward'"), 4);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM annotations WHERE op = 'range_push' AND label = "
+                               "'optimizer.step'"),
+                     3);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM annotations WHERE op = 'range_pop'"), 7);
+    /* the optimizer's temporaries: made and freed inside its step */
+    assert_int_equal(h_int(db, "SELECT count(*) FROM tensor_blocks b JOIN annotations a ON a.seq = b.range_seq WHERE "
+                               "a.label = 'optimizer.step' AND b.category IS NULL AND b.released_ns IS NOT NULL"),
+                     3 * 4);
+    sqlite3_close(db);
+
+    /* again: the shim comes from the cache */
+    db = run_job(&r, "again.db", "blocks", "1");
+    assert_null(strstr(r.err, "building the PyTorch allocator shim"));
+    assert_true(h_int(db, "SELECT count(*) FROM tensor_blocks") > 40);
+    sqlite3_close(db);
+
+    /* GPULEDGER_TORCH_HOOKS=0: blocks, no tags, no steps */
+    db = run_job(&r, "nohooks.db", "blocks", "0");
+    assert_true(h_int(db, "SELECT count(*) FROM tensor_blocks") > 40);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events WHERE op = 'tag'"), 0);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM annotations"), 0);
+    sqlite3_close(db);
+
+    /* --torch segments: no shim, no blocks; the hooks still mark the steps */
+    db = run_job(&r, "segments.db", "segments", "1");
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events WHERE kind IN ('block', 'segment')"), 0);
+    assert_string_equal(h_text(db, "SELECT group_concat(label, ',') FROM annotations WHERE op = 'mark'"),
+                        "optimizer step 0,optimizer step 1,optimizer step 2");
+    sqlite3_close(db);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_blocks_basic, teardown),
+        cmocka_unit_test_teardown(test_blocks_late_attach, teardown),
+        cmocka_unit_test_teardown(test_blocks_expandable, teardown),
+        cmocka_unit_test_teardown(test_fragmentation_oom, teardown),
+        cmocka_unit_test_teardown(test_demand_oom, teardown),
+        cmocka_unit_test_teardown(test_python_job, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
