@@ -132,7 +132,13 @@ static void test_python_and_clock_modes(void **state)
 static void test_readme_table_matches_code(void **state)
 {
     (void)state;
-    static const char *const not_the_library[] = {"GPULEDGER_LIB" /* report/cmd_run.c */};
+    static const char *const not_the_library[] = {
+        "GPULEDGER_LIB" /* report/cmd_run.c */,
+        "GPULEDGER_TORCH" /* report/run_python.c, python/gpuledger/autoload.py */,
+        "GPULEDGER_TORCH_HOOKS" /* python/gpuledger/autoload.py */,
+        "GPULEDGER_TORCH_SHIM", "GPULEDGER_CACHE_DIR" /* python/gpuledger/shim.py */,
+        "GPULEDGER_PYTHONPATH" /* report/run_python.c */,
+    };
     const char *root = getenv("GL_SOURCE_ROOT");
     if (!root)
         fail_msg("GL_SOURCE_ROOT is not set (run through meson test)");
