@@ -364,6 +364,7 @@ uint64_t fa_malloc(uint64_t orig, int stream, uint64_t *block_size)
     if (!b) {
         size_t free_b = 0, total = 0;
         cudaMemGetInfo(&free_b, &total);
+        st.oom_free = free_b;
         emit(GPULEDGER_TORCH_OOM, 0, size, stream, free_b);
         pthread_mutex_unlock(&lock);
         return 0;

@@ -16,6 +16,7 @@ struct fa_stats {
     uint64_t allocated, allocated_peak, requested, requested_peak, reserved, reserved_peak;
     uint64_t block_bytes_total; /* every allocation's block size, summed */
     uint64_t allocs;
+    uint64_t oom_free; /* what cudaMemGetInfo said at the last OOM */
 };
 
 /* expandable: expandable segments; max_split: max_split_size (0: none) */

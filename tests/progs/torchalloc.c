@@ -147,9 +147,9 @@ int main(int argc, char **argv)
         return 2;
     struct fa_stats st;
     fa_stats(&st);
-    printf("stats allocated_peak=%llu requested_peak=%llu reserved_peak=%llu block_bytes=%llu allocs=%llu\n",
+    printf("stats allocated_peak=%llu requested_peak=%llu reserved_peak=%llu block_bytes=%llu allocs=%llu oom_free=%llu\n",
            (unsigned long long)st.allocated_peak, (unsigned long long)st.requested_peak,
            (unsigned long long)st.reserved_peak, (unsigned long long)st.block_bytes_total,
-           (unsigned long long)st.allocs);
+           (unsigned long long)st.allocs, (unsigned long long)st.oom_free);
     return 0;
 }
