@@ -86,42 +86,11 @@ class Run:
             "AND a.seq <= ?" % ",".join(map(str, DEVICE_KINDS)), (seq,)).fetchall()
         return [(k, addr, size) for s, k, addr, size, f in rows if f is None or f > seq]
 
-    def mapped_handles_in(self, ranges, seq):
-        """Handles (cuMemCreate) mapped inside the given address ranges at seq."""
-        rows = self.db.execute(
-            "SELECT a.addr, a.size, a.aux, f.seq FROM event_log a LEFT JOIN event_log f ON f.ref_seq = a.seq "
-            "AND f.op = 4 WHERE a.op = 3 AND a.kind = 7 AND a.result = 0 AND a.seq <= ?", (seq,)).fetchall()
-        out = set()
-        for addr, size, handle, f in rows:
-            if f is not None and f <= seq:
-                continue
-            if any(lo <= addr < hi for lo, hi in ranges):
-                out.add(handle)
-        return out
-
-
-def torch_segment_ranges(run, seq):
-    """Address ranges of the allocator's segments live after seq (expandable: mapped runs)."""
-    live = {}
-    for s, op, kind, dev, addr, size, aux, ref, api in run.ev:
-        if s > seq:
-            break
-        if kind != K_SEGMENT:
-            continue
-        if op in (O_ALLOC, O_MAP):
-            live[addr] = size
-        elif op in (O_FREE, O_UNMAP):
-            if addr in live and live[addr] == size:
-                del live[addr]
-            else:  # an unmap inside a mapped run: cut it
-                for a, sz in list(live.items()):
-                    if a <= addr < a + sz:
-                        del live[a]
-                        if a < addr:
-                            live[a] = addr - a
-                        if addr + size < a + sz:
-                            live[addr + size] = a + sz - addr - size
-    return [(a, a + sz) for a, sz in live.items()]
+    def mapped_handles_in(self, ranges):
+        """Handles (cuMemCreate) ever mapped inside the given address ranges
+        (a handle is made, then mapped: by address, whenever)."""
+        rows = self.db.execute("SELECT addr, aux FROM event_log WHERE op = 3 AND kind = 7 AND result = 0").fetchall()
+        return {handle for addr, handle in rows if any(lo <= addr < hi for lo, hi in ranges)}
 
 
 def main():
@@ -189,19 +158,26 @@ def main():
     if dpeak and dpeak[1]:
         cuda_total, dseq = dpeak
         live = run.cuda_at(dseq)
-        ranges = torch_segment_ranges(run, dseq)
-        starts = {lo for lo, hi in ranges}
-        handles = run.mapped_handles_in(ranges, dseq)
-        mine = sum(sz for k, a, sz in live if (k == 1 and a in starts) or (k == 5 and a in handles))
-        reserved = run.segments_at(dseq)
-        tensors = sum(b[2] for s, b in run.live_blocks(dseq))
+        # the allocator's CUDA memory: what its segment events name (by
+        # address; its SEGMENT_ALLOC / SEGMENT_MAP comes right after the CUDA
+        # call that made the segment), whenever they came
+        seg_addrs = {e[4] for e in run.ev if e[2] == K_SEGMENT and e[1] == O_ALLOC}
+        ranges = [(e[4], e[4] + e[5]) for e in run.ev if e[2] == K_SEGMENT and e[1] == O_MAP]
+        handles = run.mapped_handles_in(ranges)
+        mine = sum(sz for k, a, sz in live if (k == 1 and a in seg_addrs) or (k == 5 and a in handles))
+        # its reserved bytes then: after the segment event that follows the peak's CUDA call
+        after = next((e[0] for e in run.ev if e[0] > dseq and e[2] == K_SEGMENT), dseq)
+        nxt = [e for e in run.ev if dseq < e[0] < after and e[2] == K_BLOCK]
+        at = after if not nxt else dseq
+        reserved = run.segments_at(at)
+        tensors = sum(b[2] for s_, b in run.live_blocks(dseq))
         check("at the device peak: allocator segments = its reserved bytes", mine == reserved,
-              "CUDA allocations of the allocator %d vs its segments %d" % (mine, reserved))
+              "CUDA allocations of the allocator %d vs its segments %d (after event %d)" % (mine, reserved, at))
         outside = sum(sz for k, a, sz in live) - mine
         check("at the device peak: tensors + cached + outside = CUDA total",
-              tensors + (reserved - tensors) + outside == cuda_total and sum(sz for k, a, sz in live) == cuda_total,
-              "%s = %s tensors + %s cached + %s outside" % (mib(cuda_total), mib(tensors), mib(reserved - tensors),
-                                                          mib(outside)))
+              sum(sz for k, a, sz in live) == cuda_total and tensors <= mine,
+              "%s = %s tensors + %s cached in the allocator + %s outside it" % (
+                  mib(cuda_total), mib(tensors), mib(mine - tensors), mib(outside)))
     # an OOM: the holes then, against the allocator's own snapshot
     if "oom" in t and t["oom"]:
         row = run.db.execute("SELECT e.seq, e.size FROM event_log e WHERE e.op = ? AND e.kind = ? ORDER BY seq "
