@@ -104,13 +104,19 @@ static enum cls classify(size_t n, uint32_t c)
     return PLAIN;
 }
 
-enum fmt { TEXT, FOLDED, JSON, JSON_SCRIPT, XML, CSV };
+enum fmt { TEXT, FOLDED, JSON, JSON_SCRIPT, XML, CSV, UTF8 };
 
 /* One character (or one bad byte) of s, escaped for fmt. */
 static void one(struct sink *k, enum fmt fmt, const unsigned char *p, size_t n, uint32_t c)
 {
     enum cls cl = classify(n, c);
     switch (fmt) {
+    case UTF8:
+        if (cl == NOT_UTF8)
+            puts_(k, "\xef\xbf\xbd"); /* U+FFFD */
+        else
+            put(k, p, n);
+        return;
     case JSON_SCRIPT:
         if (c == '<' || c == '>' || c == '&') { /* nothing can end the <script> element */
             visible(k, 1, c);
@@ -229,6 +235,15 @@ void gl_json_script_str(FILE *f, const char *s)
     fputc('"', f);
     escape(&k, JSON_SCRIPT, s);
     fputc('"', f);
+}
+
+size_t gl_utf8_buf(const char *s, char *buf, size_t sz)
+{
+    struct sink k = {.buf = buf, .sz = sz};
+    if (sz)
+        buf[0] = 0;
+    escape(&k, UTF8, s);
+    return k.n;
 }
 
 void gl_xml_str(FILE *f, const char *s)

@@ -29,6 +29,10 @@ void gl_json_str(FILE *f, const char *s);
  * data): also < > & as \u escapes, so no text can end the element or open
  * a comment there. */
 void gl_json_script_str(FILE *f, const char *s);
+/* s as valid UTF-8 (a byte that is not UTF-8 becomes U+FFFD; nothing else
+ * changes) into buf, cut at a character boundary if it does not fit; returns
+ * its length. For binary formats that carry UTF-8 (the memory_viz pickle). */
+size_t gl_utf8_buf(const char *s, char *buf, size_t sz);
 /* XML or HTML text or attribute value: & < > " ' as references, tab,
  * newline and CR as character references, and what XML 1.0 forbids even
  * as a reference (other C0 controls, U+FFFE, U+FFFF, bytes that are not

@@ -1,14 +1,13 @@
-/* export.c — a run in the formats other tools read: folded stacks for
- * flame-graph tools (bytes live at the peak, never freed, or ever
- * allocated), a Chrome/Perfetto trace (a live-bytes counter track per
- * device, failed allocations as instant events), the allocations as CSV. */
+/* export.c — a run in the simplest formats other tools read: folded stacks
+ * for flame-graph tools (bytes live at the peak, never freed, or ever
+ * allocated) and the allocations as CSV. (Perfetto, memory_viz and
+ * speedscope: export_*.c.) */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
 #include "escape.h"
-#include "json.h"
 #include "out.h"
 #include "render.h"
 
@@ -49,83 +48,6 @@ void gl_export_folded(FILE *f, struct gl_run *r, const char *what)
         folded_line(f, gl_stack_get(&s, g.v[i].stack_id), g.v[i].bytes);
     gl_groups_free(&g);
     gl_stacks_free(&s);
-}
-
-struct step {
-    int64_t seq, ts;
-    int64_t delta;
-    int device;
-};
-
-static int cmp_step(const void *a, const void *b)
-{
-    const struct step *x = a, *y = b;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-void gl_export_perfetto(FILE *f, struct gl_run *r)
-{
-    struct step *v = malloc((2 * r->nallocs + 1) * sizeof *v);
-    size_t n = 0;
-    for (size_t i = 0; v && i < r->nallocs; i++) {
-        const struct gl_alloc *a = &r->allocs[i];
-        if (!gl_kind_counts_on_device(a->kind))
-            continue;
-        v[n++] = (struct step){a->seq, a->alloc_ns, (int64_t)a->size, a->device};
-        if (a->free_seq)
-            v[n++] = (struct step){a->free_seq, a->free_ns, -(int64_t)a->size, a->device};
-    }
-    if (v)
-        qsort(v, n, sizeof *v, cmp_step);
-    int64_t live[GL_MAX_DEVICES + 1] = {0};
-    char name[96];
-    struct gl_json j;
-    gl_jw_init(&j, f);
-    gl_jw_obj(&j, NULL);
-    gl_jw_str(&j, "displayTimeUnit", "ms");
-    gl_jw_arr_lines(&j, "traceEvents");
-    gl_jw_obj(&j, NULL);
-    gl_jw_str(&j, "name", "process_name");
-    gl_jw_str(&j, "ph", "M");
-    gl_jw_i64(&j, "pid", r->pid);
-    gl_jw_obj(&j, "args");
-    gl_jw_str(&j, "name", r->cmdline);
-    gl_jw_end(&j);
-    gl_jw_end(&j);
-    for (size_t i = 0; i < n; i++) {
-        int k = v[i].device + 1; /* -1 (unknown) .. GL_MAX_DEVICES - 1: the model keeps no other */
-        live[k] += v[i].delta;
-        snprintf(name, sizeof name, "device %d live bytes", v[i].device);
-        gl_jw_obj(&j, NULL);
-        gl_jw_str(&j, "name", name);
-        gl_jw_str(&j, "ph", "C");
-        gl_jw_num(&j, "ts", "%.3f", (double)(v[i].ts - r->first_ns) / 1e3);
-        gl_jw_i64(&j, "pid", r->pid);
-        gl_jw_obj(&j, "args");
-        gl_jw_i64(&j, "bytes", live[k]);
-        gl_jw_end(&j);
-        gl_jw_end(&j);
-    }
-    for (size_t i = 0; i < r->nfails; i++) {
-        const struct gl_fail *fl = &r->fails[i];
-        snprintf(name, sizeof name, "%s %s failed", fl->op == GL_OP_OOM ? "OOM:" : "error:", gl_api_name(fl->api));
-        gl_jw_obj(&j, NULL);
-        gl_jw_str(&j, "name", name);
-        gl_jw_str(&j, "ph", "i");
-        gl_jw_str(&j, "s", "p");
-        gl_jw_num(&j, "ts", "%.3f", (double)(fl->ts_ns - r->first_ns) / 1e3);
-        gl_jw_i64(&j, "pid", r->pid);
-        gl_jw_obj(&j, "args");
-        gl_jw_u64(&j, "size", fl->size);
-        gl_jw_i64(&j, "error", fl->result);
-        gl_jw_i64(&j, "device", fl->device);
-        gl_jw_end(&j);
-        gl_jw_end(&j);
-    }
-    gl_jw_end(&j);
-    gl_jw_end(&j);
-    fputc('\n', f);
-    free(v);
 }
 
 void gl_export_csv(FILE *f, struct gl_run *r)

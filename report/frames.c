@@ -115,6 +115,13 @@ void gl_stack_signature(const struct gl_stack *st, char *buf, size_t sz)
         snprintf(buf, sz, "(no stack)");
 }
 
+const char *gl_frame_key(const struct gl_frame *f, char *buf, size_t sz)
+{
+    snprintf(buf, sz, "%s\x1f%s\x1f%s\x1f%d\x1f%d\x1f%llx", f->symbol ? f->symbol : "", f->module ? f->module : "",
+             f->file ? f->file : "", f->line, f->python, f->symbol ? 0ULL : (unsigned long long)f->offset);
+    return buf;
+}
+
 int gl_stack_matches(const struct gl_stack *st, const regex_t *re)
 {
     for (int i = 0; i < st->n; i++) {

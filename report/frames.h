@@ -40,6 +40,9 @@ const char *gl_frame_name(const struct gl_frame *f, char *buf, size_t sz);
  * known), used to merge call sites of the same chain and to match stacks
  * across databases. */
 void gl_stack_signature(const struct gl_stack *st, char *buf, size_t sz);
+/* A key naming one frame for deduplication in exports: all its fields, the
+ * offset only when there is no symbol (so one function is one frame). */
+const char *gl_frame_key(const struct gl_frame *f, char *buf, size_t sz);
 
 /* True if any frame of the stack (symbol or module) matches re. */
 int gl_stack_matches(const struct gl_stack *st, const regex_t *re);

@@ -16,7 +16,7 @@ const char gl_usage_main[] =
     "  holes DB...                           fragmentation of pools and reserved ranges\n"
     "  gate --max-leak-bytes N DB...         CI gate: exit 1 when a limit is broken\n"
     "  diff A.db B.db                        what grew between two runs, by stack\n"
-    "  export --format folded|perfetto|csv DB\n"
+    "  export --format FORMAT DB             folded, perfetto, memory_viz, speedscope, csv\n"
     "  summary DB...                         one line per database: events, peak, unfreed\n"
     "\n"
     "options:\n"
@@ -95,14 +95,23 @@ const char gl_usage_diff[] =
     "Peak and never-freed bytes of B against A, by stack (matched by frame names), biggest change first.\n";
 
 const char gl_usage_export[] =
-    "usage: gpuledger export --format folded|perfetto|csv [--what peak|leaks|allocs] [-o FILE] DB\n"
+    "usage: gpuledger export --format FORMAT [--what peak|leaks|allocs] [--rules FILE]\n"
+    "                        [--max-entries N] [-o FILE] DB\n"
     "\n"
-    "  folded    one line per stack, root first, then bytes: for flamegraph.pl,\n"
-    "            speedscope, inferno. --what: live at the peak (default), never\n"
-    "            freed, or everything ever allocated\n"
-    "  perfetto  Chrome trace-event JSON: live bytes per device as a counter\n"
-    "            track, failed allocations as instant events (ui.perfetto.dev)\n"
-    "  csv       one row per allocation\n";
+    "  folded      one line per stack, root first, then bytes: for flamegraph.pl,\n"
+    "              speedscope, inferno. --what: live at the peak (default), never\n"
+    "              freed, or everything ever allocated\n"
+    "  perfetto    Chrome trace-event JSON (ui.perfetto.dev): live bytes per device\n"
+    "              and per category as counter tracks (categories: --rules), marks\n"
+    "              and ranges as slices, failed allocations as instants\n"
+    "  memory_viz  PyTorch's memory snapshot pickle, for pytorch.org/memory_viz and\n"
+    "              python -m torch.cuda._memory_viz trace_plot|segment_plot FILE:\n"
+    "              each allocation a segment and a block, with its stack.\n"
+    "              --max-entries N keeps each device's last N trace entries\n"
+    "              (PyTorch's own default is 100000); binary, so -o FILE\n"
+    "  speedscope  speedscope's JSON (www.speedscope.app): what was live at each\n"
+    "              device's peak and what was never freed, as profiles in bytes\n"
+    "  csv         one row per allocation\n";
 
 const char gl_usage_summary[] =
     "usage: gpuledger summary DB...\n"

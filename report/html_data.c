@@ -12,6 +12,7 @@
 #include "dossier.h"
 #include "escape.h"
 #include "json.h"
+#include "strmap.h"
 #include "sweep.h"
 #include "u64map.h"
 
@@ -19,56 +20,6 @@
 #define DEFAULT_BUDGET 2000000
 #define MAX_MARK_MOMENTS 5000 /* marks that are also moments */
 #define MAX_ANNOTS 200000     /* marks and ranges sent to the page */
-
-/* ---- string-keyed ids ------------------------------------------------------ */
-
-struct strmap {
-    struct gl_u64map idx; /* hash (probed) -> id */
-    char **keys;
-    size_t n, cap;
-};
-
-static uint64_t fnv(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
-/* Id of key, adding it when new (*added = 1); -1 on out of memory. */
-static int64_t strmap_id(struct strmap *m, const char *key, int *added)
-{
-    uint64_t h = fnv(key), id;
-    *added = 0;
-    while (gl_u64map_get(&m->idx, h, &id)) {
-        if (!strcmp(m->keys[id], key))
-            return (int64_t)id;
-        h++;
-    }
-    if (m->n == m->cap) {
-        size_t nc = m->cap ? m->cap * 2 : 256;
-        char **nk = realloc(m->keys, nc * sizeof *nk);
-        if (!nk)
-            return -1;
-        m->keys = nk;
-        m->cap = nc;
-    }
-    if (!(m->keys[m->n] = strdup(key)) || gl_u64map_put(&m->idx, h, m->n)) {
-        free(m->keys[m->n]);
-        return -1;
-    }
-    *added = 1;
-    return (int64_t)m->n++;
-}
-
-static void strmap_free(struct strmap *m)
-{
-    for (size_t i = 0; i < m->n; i++)
-        free(m->keys[i]);
-    free(m->keys);
-    gl_u64map_free(&m->idx);
-}
 
 /* ---- growable int64 vector ----------------------------------------------- */
 
@@ -109,9 +60,9 @@ struct ctx {
     struct gl_stacks stacks;
     const char *cats[GL_MAX_CATS * 2];
     int ncats;
-    struct strmap frame_ids;
+    struct gl_strmap frame_ids;
     struct frame_ref *frames; /* by frame id */
-    struct strmap row_ids;
+    struct gl_strmap row_ids;
     struct row *rows;
     size_t nrows, rows_cap;
     struct vec row_frames;
@@ -133,11 +84,9 @@ static int cat_id(struct ctx *c, const char *name)
 static int64_t frame_id(struct ctx *c, const struct gl_frame *fr)
 {
     char key[3200];
-    snprintf(key, sizeof key, "%s\x1f%s\x1f%s\x1f%d\x1f%d\x1f%llx", fr->symbol ? fr->symbol : "",
-             fr->module ? fr->module : "", fr->file ? fr->file : "", fr->line, fr->python,
-             fr->symbol ? 0ULL : (unsigned long long)fr->offset);
+    gl_frame_key(fr, key, sizeof key);
     int added;
-    int64_t id = strmap_id(&c->frame_ids, key, &added);
+    int64_t id = gl_strmap_id(&c->frame_ids, key, &added);
     if (id >= 0 && added) {
         struct frame_ref *nf = realloc(c->frames, c->frame_ids.cap * sizeof *nf);
         if (!nf)
@@ -157,7 +106,7 @@ static int64_t row_for(struct ctx *c, int64_t stack_id, const char *category)
     gl_stack_signature(st, chain, sizeof chain);
     snprintf(sig, sizeof sig, "%d\x1f%s", cat, chain);
     int added;
-    int64_t id = strmap_id(&c->row_ids, sig, &added);
+    int64_t id = gl_strmap_id(&c->row_ids, sig, &added);
     if (id < 0 || !added)
         return id;
     if (c->nrows == c->rows_cap) {
@@ -709,8 +658,8 @@ static void write_tables(struct gl_json *j, struct ctx *c)
 static void ctx_free(struct ctx *c)
 {
     gl_stacks_free(&c->stacks);
-    strmap_free(&c->frame_ids);
-    strmap_free(&c->row_ids);
+    gl_strmap_free(&c->frame_ids);
+    gl_strmap_free(&c->row_ids);
     free(c->frames);
     free(c->rows);
     free(c->row_frames.v);
@@ -725,8 +674,8 @@ int gl_html_data_write(FILE *f, struct gl_run *r, const struct gl_html_opts *o)
     c.r = r;
     c.o = o;
     gl_stacks_init(&c.stacks, r);
-    gl_u64map_init(&c.frame_ids.idx);
-    gl_u64map_init(&c.row_ids.idx);
+    gl_strmap_init(&c.frame_ids);
+    gl_strmap_init(&c.row_ids);
     gl_u64map_init(&c.by_site);
     for (size_t i = 0; o->rules && i < o->rules->n; i++) /* colours follow the rule order */
         cat_id(&c, o->rules->v[i].category);
@@ -740,7 +689,7 @@ int gl_html_data_write(FILE *f, struct gl_run *r, const struct gl_html_opts *o)
     memset(dt, 0, sizeof dt);
     int nb = o->buckets > 0 ? o->buckets : DEFAULT_BUCKETS;
     size_t budget = o->delta_budget ? o->delta_budget : DEFAULT_BUDGET;
-    int rc = rows_of_allocs(&c) || gl_sweep_build(r, &sw) ? -1 : 0;
+    int rc = rows_of_allocs(&c) || gl_sweep_build(r, &sw, gl_sweep_counted) ? -1 : 0;
     /* fewer time slices until the changes fit the budget */
     for (; !rc;) {
         rc = choose_moments(&c, &sw, dt, nb, &an) || replay(&c, &sw, dt) ? -1 : 0;

@@ -242,8 +242,8 @@ static int load_events(struct gl_run *r, char *err, size_t errsz)
     int64_t maxseq = gl_db_int(r->db, "SELECT max(seq) FROM event_log", 0);
     int64_t span = t1 - t0 + 1;
     if (sqlite3_prepare_v2(r->db,
-                           "SELECT seq, ts_ns, op, api, kind, device, pool, addr, size, result, stack_id, ref_seq, tid"
-                           " FROM event_log ORDER BY seq",
+                           "SELECT seq, ts_ns, op, api, kind, device, pool, addr, size, result, stack_id, ref_seq, tid,"
+                           " stream FROM event_log ORDER BY seq",
                            -1, &st, NULL) != SQLITE_OK) {
         snprintf(err, errsz, "%s: cannot read events: %s", r->path, sqlite3_errmsg(r->db));
         return -1;
@@ -335,6 +335,7 @@ static int load_events(struct gl_run *r, char *err, size_t errsz)
                 a->addr = addr;
                 a->size = (uint64_t)size;
                 a->stack_id = sqlite3_column_int64(st, 10);
+                a->stream = (uint64_t)sqlite3_column_int64(st, 13);
                 if (index_put(&index, seq, r->nallocs))
                     goto oom;
                 r->nallocs++;

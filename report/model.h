@@ -14,7 +14,7 @@
 struct gl_alloc {
     int64_t seq, free_seq;  /* free_seq 0: never ended */
     int64_t alloc_ns, free_ns;
-    uint64_t addr, size, pool;
+    uint64_t addr, size, pool, stream;
     int64_t stack_id;
     int32_t device;
     uint8_t kind, op;

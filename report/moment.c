@@ -94,7 +94,7 @@ static int at_oom(struct gl_run *r, long nth, struct gl_moment *m, char *err, si
 static int range_peak(const struct gl_run *r, const struct gl_annot *x, struct gl_moment *m)
 {
     struct gl_sweep sw;
-    if (gl_sweep_build(r, &sw))
+    if (gl_sweep_build(r, &sw, gl_sweep_counted))
         return -1;
     int64_t live = 0, best = -1, end = x->end_seq ? x->end_seq : INT64_MAX;
     m->seq = x->seq;

@@ -15,7 +15,7 @@ static int cmp_fr(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-int gl_sweep_build(const struct gl_run *r, struct gl_sweep *s)
+int gl_sweep_build(const struct gl_run *r, struct gl_sweep *s, int (*want)(const struct gl_alloc *a))
 {
     s->ev = NULL;
     s->n = 0;
@@ -23,7 +23,7 @@ int gl_sweep_build(const struct gl_run *r, struct gl_sweep *s)
         return -1;
     size_t na = 0, nf = 0;
     for (size_t i = 0; i < r->nallocs; i++)
-        if (gl_kind_counts_on_device(r->allocs[i].kind)) {
+        if (want(&r->allocs[i])) {
             na++;
             nf += r->allocs[i].free_seq != 0;
         }
@@ -37,12 +37,12 @@ int gl_sweep_build(const struct gl_run *r, struct gl_sweep *s)
     }
     size_t k = 0;
     for (size_t i = 0; i < r->nallocs; i++)
-        if (gl_kind_counts_on_device(r->allocs[i].kind) && r->allocs[i].free_seq)
+        if (want(&r->allocs[i]) && r->allocs[i].free_seq)
             frees[k++] = (struct fr){r->allocs[i].free_seq, (uint32_t)i};
     qsort(frees, nf, sizeof *frees, cmp_fr);
     size_t f = 0;
     for (size_t i = 0; i < r->nallocs; i++) {
-        if (!gl_kind_counts_on_device(r->allocs[i].kind))
+        if (!want(&r->allocs[i]))
             continue;
         for (; f < nf && frees[f].seq < r->allocs[i].seq; f++)
             s->ev[s->n++] = frees[f].idx << 1 | 1u;

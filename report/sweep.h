@@ -1,6 +1,7 @@
 /* sweep.h — the run's memory events in order, for passes that replay it:
- * every allocation and every free of memory that counts toward a device
- * (gl_kind_counts_on_device), as one array sorted by event number. */
+ * every allocation and every free of the kinds asked for (usually the
+ * memory that counts toward a device, gl_kind_counts_on_device), as one
+ * array sorted by event number. */
 #ifndef GL_SWEEP_H
 #define GL_SWEEP_H
 
@@ -14,7 +15,13 @@ struct gl_sweep {
     size_t n;
 };
 
-int gl_sweep_build(const struct gl_run *r, struct gl_sweep *s);
+int gl_sweep_build(const struct gl_run *r, struct gl_sweep *s, int (*want)(const struct gl_alloc *a));
+
+/* The usual choice: memory that counts toward a device. */
+static inline int gl_sweep_counted(const struct gl_alloc *a)
+{
+    return gl_kind_counts_on_device(a->kind);
+}
 void gl_sweep_free(struct gl_sweep *s);
 
 /* The allocation an entry is about, whether it is the free, its event

@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""check_exports.py — `gpuledger export` in the formats other viewers read,
+checked the way those viewers read them, with exact values.
+
+Runs the demo, the marks/ranges program, the VMM and two-device scenarios
+under `gpuledger run` (fake CUDA), exports each, and checks:
+
+memory_viz  a pickle of protocol 4 using only the opcodes PyTorch's
+            memory_viz page unpickles; the fields torch.cuda.memory._snapshot()
+            has (segments with blocks tiling them, device_traces of
+            alloc/free_requested/free_completed/segment_alloc/segment_free/
+            segment_map/segment_unmap/oom entries with addr, size, stream,
+            frames); replaying each device's
+            trace never frees what is not live nor puts a block outside a
+            segment, ends in exactly the snapshot's segments, and peaks at the
+            device peak `gpuledger report` states; --max-entries keeps the
+            last entries.
+perfetto    valid against tests/schemas/trace_event.schema.json; per device
+            the category counters add up to the live-bytes counter at every
+            step and it peaks at the report's peak; one slice per range and
+            per mark, one instant per failed allocation.
+speedscope  valid against tests/schemas/speedscope.schema.json; the peak
+            profile weighs the device peak and the never-freed profile what
+            the report says was never freed.
+
+    check_exports.py BUILD_DIR SOURCE_DIR
+"""
+import json
+import os
+import pickle
+import pickletools
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+try:
+    import jsonschema
+except ImportError:
+    sys.exit("check_exports: Python's jsonschema module is missing (Debian: python3-jsonschema; "
+             "scripts/install-deps.sh installs it)")
+
+BUILD, SRC = (os.path.abspath(a) for a in sys.argv[1:3])
+GL = os.path.join(BUILD, "report", "gpuledger")
+failures = []
+
+# what PyTorch's memory_viz page (its own JavaScript unpickler) can read
+VIEWER_OPCODES = {"PROTO", "FRAME", "EMPTY_DICT", "MARK", "SETITEMS", "SETITEM", "DICT", "EMPTY_LIST", "APPENDS",
+                  "APPEND", "LIST", "SHORT_BINUNICODE", "BINUNICODE", "BININT", "BININT1", "BININT2", "LONG1",
+                  "NONE", "NEWTRUE", "NEWFALSE", "EMPTY_TUPLE", "TUPLE", "TUPLE1", "TUPLE2", "TUPLE3", "BINFLOAT",
+                  "MEMOIZE", "BINPUT", "LONG_BINPUT", "BINGET", "LONG_BINGET", "STOP"}
+SEGMENT_KEYS = {"device", "address", "total_size", "allocated_size", "active_size", "requested_size", "stream",
+                "segment_type", "segment_pool_id", "is_expandable", "frames", "blocks"}
+BLOCK_KEYS = {"address", "size", "requested_size", "state", "frames"}
+ENTRY_KEYS = {"action", "addr", "size", "stream", "frames", "time_us"}
+FRAME_KEYS = {"filename", "line", "name"}
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+    return cond
+
+
+def run(*argv, binary=False):
+    r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if r.returncode:
+        raise RuntimeError("%s: exit %d: %s" % (" ".join(argv), r.returncode, r.stderr.decode()))
+    return r.stdout if binary else r.stdout.decode()
+
+
+def report(db):
+    return json.loads(run(GL, "report", "--format", "json", "--top", "1000000", db))["processes"][0]
+
+
+def check_frames(frames, where):
+    return check(isinstance(frames, list) and all(isinstance(f, dict) and set(f) == FRAME_KEYS and
+                                                  isinstance(f["filename"], str) and isinstance(f["line"], int) and
+                                                  isinstance(f["name"], str) for f in frames),
+                 "%s: frames are {filename, line, name}" % where)
+
+
+def replay(trace, name, device):
+    """Replay one device's trace as the viewer does; return (segments, blocks, peak allocated)."""
+    segs, blocks, live, peak = {}, {}, 0, 0
+    for k, e in enumerate(trace):
+        a = e["action"]
+        where = "%s device %d entry %d (%s)" % (name, device, k, a)
+        if a == "oom":
+            check(set(e) == (ENTRY_KEYS - {"addr"}) | {"device_free"}, where + ": oom fields")
+            continue
+        check(set(e) == ENTRY_KEYS, where + ": fields %s" % sorted(e))
+        check_frames(e["frames"], where)
+        addr, size = e["addr"], e["size"]
+        if a in ("segment_alloc", "segment_map"):
+            check(addr not in segs, where + ": segment already live")
+            segs[addr] = size
+        elif a in ("segment_free", "segment_unmap"):
+            check(segs.get(addr) == size, where + ": not a live segment of that size")
+            check(not any(addr <= b < addr + size for b in blocks), where + ": blocks still live inside")
+            segs.pop(addr, None)
+        elif a == "alloc":
+            check(addr not in blocks, where + ": block already live")
+            check(any(s <= addr and addr + size <= s + n for s, n in segs.items()), where + ": block outside segments")
+            blocks[addr] = size
+            live += size
+            peak = max(peak, live)
+        elif a == "free_requested":
+            check(blocks.get(addr) == size, where + ": not a live block of that size")
+        elif a == "free_completed":
+            check(k > 0 and trace[k - 1]["action"] == "free_requested" and trace[k - 1]["addr"] == addr,
+                  where + ": follows its free_requested")
+            if check(blocks.get(addr) == size, where + ": not a live block"):
+                live -= blocks.pop(addr)
+        else:
+            check(False, where + ": unknown action")
+    return segs, blocks, peak
+
+
+def check_memviz(db, name, work):
+    out = os.path.join(work, name + ".pickle")
+    run(GL, "export", "--format", "memory_viz", "-o", out, db)
+    raw = open(out, "rb").read()
+    check(raw[:2] == b"\x80\x04", "%s: pickle protocol 4 (the viewer refuses 5)" % name)
+    used = {op.name for op, _, _ in pickletools.genops(raw)}
+    check(used <= VIEWER_OPCODES, "%s: opcodes the viewer cannot read: %s" % (name, used - VIEWER_OPCODES))
+    snap = pickle.loads(raw)
+    check(set(snap) == {"segments", "device_traces", "allocator_settings"}, "%s: top-level keys %s" % (name, set(snap)))
+    rep = report(db)
+    peaks = {d["device"]: d["peak"]["bytes"] for d in rep["devices"]}
+    for seg in snap["segments"]:
+        where = "%s segment %#x" % (name, seg["address"])
+        check(set(seg) == SEGMENT_KEYS, where + ": fields %s" % sorted(seg))
+        check(seg["segment_pool_id"] == (0, 0) and seg["segment_type"] == "large" and
+              isinstance(seg["is_expandable"], bool), where + ": pool, type, expandable")
+        check_frames(seg["frames"], where)
+        at = seg["address"]
+        for b in seg["blocks"]:
+            check(set(b) == BLOCK_KEYS and b["address"] == at, where + ": blocks tile the segment")
+            check(b["state"] in ("active_allocated", "inactive"), where + ": block state")
+            at += b["size"]
+        check(at == seg["address"] + seg["total_size"], where + ": blocks cover the segment")
+    for device, trace in enumerate(snap["device_traces"]):
+        segs, blocks, peak = replay(trace, name, device)
+        end = {s["address"]: s["total_size"] for s in snap["segments"] if s["device"] == device}
+        check(segs == end, "%s device %d: the trace ends in the snapshot's segments" % (name, device))
+        if device in peaks:
+            check(peak == peaks[device], "%s device %d: trace peak %d, report peak %d" % (name, device, peak,
+                                                                                      peaks[device]))
+    ooms = sum(len(d["oom"]) for d in rep["devices"])
+    check(sum(e["action"] == "oom" for t in snap["device_traces"] for e in t) == ooms, "%s: one oom entry per OOM" % name)
+    # --max-entries: the last entries of each device, as PyTorch's ring buffer keeps them
+    cut = os.path.join(work, name + "-cut.pickle")
+    run(GL, "export", "--format", "memory_viz", "--max-entries", "7", "-o", cut, db)
+    short = pickle.load(open(cut, "rb"))
+    for full, part in zip(snap["device_traces"], short["device_traces"]):
+        check(len(part) <= min(len(full), 7 + 2) and (not part or full[-len(part):] == part),
+              "%s: --max-entries 7 keeps the last entries (%d of %d)" % (name, len(part), len(full)))
+    print("%s: memory_viz %d bytes, %d segments live at the end, %s trace entries" % (
+        name, len(raw), len(snap["segments"]), [len(t) for t in snap["device_traces"]]))
+
+
+def annotations(db):
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    n = dict(con.execute("SELECT op, count(*) FROM annotations GROUP BY op").fetchall())
+    fails = con.execute("SELECT count(*) FROM event_log WHERE result != 0 OR op IN (11, 12)").fetchone()[0]
+    con.close()
+    return n.get("mark", 0), n.get("range_push", 0), fails
+
+
+def check_perfetto(db, name, schema):
+    trace = json.loads(run(GL, "export", "--format", "perfetto", db))
+    try:
+        jsonschema.validate(trace, schema)
+        print("%s: perfetto trace valid against the trace-event schema (%d events)" % (name, len(trace["traceEvents"])))
+    except jsonschema.ValidationError as e:
+        check(False, "%s: perfetto: %s at %s" % (name, e.message, list(e.absolute_path)))
+    rep = report(db)
+    ev = trace["traceEvents"]
+    totals, cats, peak = {}, {}, {}
+    counters = [e for e in ev if e["ph"] == "C"]
+    for k in range(0, len(counters), 2):  # each change: the total, then its category
+        tot, cat = counters[k], counters[k + 1]
+        dev = int(tot["name"].split()[1])
+        check(tot["name"] == "device %d live bytes" % dev and cat["name"].startswith("device %d: " % dev) and
+              tot["ts"] == cat["ts"], "%s: counter pair %d" % (name, k))
+        totals[dev] = tot["args"]["bytes"]
+        cats[cat["name"]] = cat["args"]["bytes"]
+        peak[dev] = max(peak.get(dev, 0), totals[dev])
+        check(sum(v for c, v in cats.items() if c.startswith("device %d: " % dev)) == totals[dev],
+              "%s: categories add up to the total at %s" % (name, tot["ts"]))
+    for d in rep["devices"]:
+        if d["peak"]["bytes"]:
+            check(peak.get(d["device"]) == d["peak"]["bytes"], "%s: perfetto peak of device %d" % (name, d["device"]))
+    marks, ranges, fails = annotations(db)
+    check(sum(e["ph"] == "X" and e.get("cat") == "mark" for e in ev) == marks, "%s: a slice per mark" % name)
+    check(sum(e["ph"] == "X" and e.get("cat") == "range" for e in ev) == ranges, "%s: a slice per range" % name)
+    check(sum(e["ph"] == "i" for e in ev) == fails, "%s: an instant per failure" % name)
+    return marks, ranges
+
+
+def check_speedscope(db, name, schema):
+    doc = json.loads(run(GL, "export", "--format", "speedscope", db))
+    try:
+        jsonschema.validate(doc, schema)
+    except jsonschema.ValidationError as e:
+        check(False, "%s: speedscope: %s at %s" % (name, e.message, list(e.absolute_path)))
+    rep = report(db)
+    nframes = len(doc["shared"]["frames"])
+    for p in doc["profiles"]:
+        check(len(p["samples"]) == len(p["weights"]), "%s: a weight per sample" % name)
+        check(all(0 <= i < nframes for s in p["samples"] for i in s), "%s: frame indices in range" % name)
+        check(p["endValue"] == sum(p["weights"]), "%s: endValue is the total weight" % name)
+    for d in rep["devices"]:
+        prof = [p for p in doc["profiles"] if p["name"].startswith("device %d: live at the peak" % d["device"])]
+        check(len(prof) == 1 and sum(prof[0]["weights"]) == d["peak"]["bytes"], "%s: peak profile of device %d" % (
+            name, d["device"]))
+    never = [p for p in doc["profiles"] if p["name"].startswith("never freed")]
+    want = sum(d["leak_bytes"] + d["cached_bytes"] for d in rep["devices"])
+    check(len(never) == 1 and sum(never[0]["weights"]) == want, "%s: never-freed profile weighs %d" % (name, want))
+    print("%s: speedscope valid, %d profiles, %d frames" % (name, len(doc["profiles"]), nframes))
+
+
+def main():
+    schemas = os.path.join(SRC, "tests", "schemas")
+    trace_schema = json.load(open(os.path.join(schemas, "trace_event.schema.json")))
+    speed_schema = json.load(open(os.path.join(schemas, "speedscope.schema.json")))
+    jsonschema.Draft7Validator.check_schema(trace_schema)
+    jsonschema.Draft7Validator.check_schema(speed_schema)
+    prog = lambda p: os.path.join(BUILD, "tests", p)  # noqa: E731
+    runs = {"demo": [prog("demo")], "marks": [prog("marks")], "nvtx": [prog("nvtx")],
+            "vmm": [prog("procaddr")], "managed": [prog("misc"), "managed"], "devices": [prog("misc"), "devices"], "pool": [prog("misc"), "pool"]}
+    with tempfile.TemporaryDirectory(prefix="gl-exports-") as work:
+        seen_marks = seen_ranges = 0
+        for name, argv in runs.items():
+            db = os.path.join(work, name + ".db")
+            run(GL, "run", "-q", "-o", db, "--", *argv)
+            check_memviz(db, name, work)
+            m, r = check_perfetto(db, name, trace_schema)
+            seen_marks += m
+            seen_ranges += r
+            check_speedscope(db, name, speed_schema)
+        check(seen_marks > 0 and seen_ranges > 0, "the runs had marks (%d) and ranges (%d)" % (seen_marks, seen_ranges))
+    print("exports: %d failure(s)" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
