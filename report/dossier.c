@@ -27,6 +27,7 @@ int gl_dossier_build(struct gl_dossier *d, struct gl_run *run, const struct gl_d
 {
     memset(d, 0, sizeof *d);
     d->run = run;
+    d->at = o->at;
     gl_stacks_init(&d->stacks, run);
     for (int i = 0; i < run->ndevs; i++) {
         struct gl_device *dev = &run->devs[i];
@@ -39,6 +40,12 @@ int gl_dossier_build(struct gl_dossier *d, struct gl_run *run, const struct gl_d
         gl_groups_categorize(&v->peak, o->rules, &d->stacks);
         v->ncats = gl_category_totals(&v->peak, v->cats, GL_MAX_CATS);
         gl_usage_load(run, dev, &v->usage);
+        if (o->at) {
+            gl_ledger_at(run, dev->device, o->at->seq, &v->at);
+            gl_groups_merge_chains(&v->at, &d->stacks);
+            gl_groups_categorize(&v->at, o->rules, &d->stacks);
+            v->at_ncats = gl_category_totals(&v->at, v->at_cats, GL_MAX_CATS);
+        }
         struct gl_leak_opts lo = {0, 0, 0};
         gl_leaks(run, dev->device, &lo, &v->leaks);
         gl_groups_merge_chains(&v->leaks, &d->stacks);
@@ -76,6 +83,7 @@ void gl_dossier_free(struct gl_dossier *d)
     for (int i = 0; i < d->ndevs; i++) {
         struct gl_dev_view *v = &d->devs[i];
         gl_groups_free(&v->peak);
+        gl_groups_free(&v->at);
         gl_groups_free(&v->leaks);
         for (size_t k = 0; k < v->nooms; k++)
             gl_groups_free(&v->ooms[k].ledger);

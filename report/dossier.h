@@ -7,6 +7,7 @@
 
 #include "analysis.h"
 #include "model_usage.h"
+#include "moment.h"
 
 #define GL_MAX_CATS 32
 
@@ -21,6 +22,9 @@ struct gl_dev_view {
     struct gl_groups peak;      /* ledger at the peak */
     struct gl_cat_total cats[GL_MAX_CATS];
     size_t ncats;
+    struct gl_groups at;        /* ledger at the --at moment (when given) */
+    struct gl_cat_total at_cats[GL_MAX_CATS];
+    size_t at_ncats;
     struct gl_groups leaks;     /* unfreed at exit, categorized */
     uint64_t leak_bytes, cached_bytes; /* real leaks / held by a caching allocator */
     struct gl_oom_view *ooms;
@@ -35,6 +39,7 @@ struct gl_dossier {
     int ndevs;
     struct gl_pool_holes *holes;
     size_t nholes;
+    const struct gl_moment *at; /* --at, or NULL */
     char python_version[16];    /* "" when the run had no Python frames */
     size_t python_allocs;       /* allocations whose stack has Python frames */
 };
@@ -42,6 +47,7 @@ struct gl_dossier {
 struct gl_dossier_opts {
     int device;                 /* -2: all */
     const struct gl_rules *rules;
+    const struct gl_moment *at; /* the ledger at this moment too, or NULL */
 };
 
 int gl_dossier_build(struct gl_dossier *d, struct gl_run *run, const struct gl_dossier_opts *o);

@@ -40,6 +40,16 @@ const char gl_usage_report[] =
     "                            nothing): the timeline by category, the ledger\n"
     "                            at any moment you click, a flame graph, leaks,\n"
     "                            growth per step, OOMs and pool holes\n"
+    "  --at WHEN                 the ledger at that moment instead of at the peak\n"
+    "                            (html: the page opens there). WHEN is\n"
+    "                              #N          right after event N\n"
+    "                              3.2s, 150ms, 20us\n"
+    "                                          that long after the run's first event\n"
+    "                              oom, oom@N  just before the first (Nth) OOM\n"
+    "                              LABEL, LABEL@N\n"
+    "                                          a mark with that label (its Nth), or\n"
+    "                                          the highest point inside a range\n"
+    "                              label:TEXT  TEXT as a label, whatever it looks like\n"
     "  -o, --output FILE         write there instead of stdout\n"
     "  --device N                only device N\n"
     "  --top K                   ledger rows per device (default 10)\n"
@@ -91,8 +101,15 @@ const char gl_usage_gate[] =
 
 const char gl_usage_diff[] =
     "usage: gpuledger diff [--top K] A.db B.db\n"
+    "       gpuledger diff --at WHEN [--at WHEN2] [--top K] A.db [B.db]\n"
     "\n"
-    "Peak and never-freed bytes of B against A, by stack (matched by frame names), biggest change first.\n";
+    "Peak and never-freed bytes of B against A, by stack (matched by frame names), biggest change first.\n"
+    "\n"
+    "With --at, the ledgers at two moments instead of the peaks (every device):\n"
+    "  --at A --at B DB       moment A against moment B of one run\n"
+    "  --at A --at B A.db B.db  A in the first run against B in the second\n"
+    "  --at W A.db B.db       the same moment W (e.g. 'step 10') in both runs\n"
+    "WHEN as for report --at: #N, 3.2s, oom, oom@N, LABEL, LABEL@N, label:TEXT.\n";
 
 const char gl_usage_export[] =
     "usage: gpuledger export --format FORMAT [--what peak|leaks|allocs] [--rules FILE]\n"

@@ -719,6 +719,7 @@ int gl_html_data_write(FILE *f, struct gl_run *r, const struct gl_html_opts *o)
             gl_jw_obj(&j, "selected");
             gl_jw_i64(&j, "seq", o->at->seq);
             gl_jw_i64(&j, "t", o->at->ts_ns - r->first_ns);
+            gl_jw_str(&j, "when", o->at->when);
             gl_jw_str(&j, "desc", o->at->desc);
             gl_jw_end(&j);
         } else {

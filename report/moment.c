@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "out.h"
 #include "sweep.h"
 
 int gl_parse_duration(const char *s, int64_t *ns)
@@ -64,7 +63,6 @@ static int at_event(struct gl_run *r, int64_t seq, struct gl_moment *m, char *er
         return -1;
     }
     m->seq = seq;
-    snprintf(m->desc, sizeof m->desc, "event #%lld", (long long)seq);
     return 0;
 }
 
@@ -77,8 +75,7 @@ static int at_oom(struct gl_run *r, long nth, struct gl_moment *m, char *err, si
         m->seq = r->fails[i].seq;
         m->ts_ns = r->fails[i].ts_ns;
         char o[32];
-        snprintf(m->desc, sizeof m->desc, "just before the %s out-of-memory failure (event #%lld)",
-                 ordinal(nth, o, sizeof o), (long long)m->seq);
+        snprintf(m->desc, sizeof m->desc, "just before the %s out-of-memory failure", ordinal(nth, o, sizeof o));
         return 0;
     }
     if (k == 0)
@@ -129,15 +126,14 @@ static int at_label(struct gl_run *r, const struct gl_annots *an, const char *la
         if (x->op == GL_OP_MARK) {
             m->seq = x->seq;
             m->ts_ns = x->ts_ns;
-            snprintf(m->desc, sizeof m->desc, "mark '%.120s'%s (event #%lld)", label, occ, (long long)m->seq);
+            snprintf(m->desc, sizeof m->desc, "mark '%.120s'%s", label, occ);
             return 0;
         }
         if (range_peak(r, x, m)) {
             snprintf(err, errsz, "%s: out of memory", r->path);
             return -1;
         }
-        snprintf(m->desc, sizeof m->desc, "the highest point inside range '%.120s'%s (event #%lld)", label, occ,
-                 (long long)m->seq);
+        snprintf(m->desc, sizeof m->desc, "the highest point inside range '%.120s'%s", label, occ);
         return 0;
     }
     if (k) {
@@ -172,6 +168,7 @@ int gl_moment_resolve(struct gl_run *r, const struct gl_annots *an, const char *
                       char *err, size_t errsz)
 {
     memset(m, 0, sizeof *m);
+    snprintf(m->when, sizeof m->when, "%s", when ? when : "");
     int64_t ns;
     if (!when || !*when) {
         snprintf(err, errsz, "--at wants a moment: #N, a time like 3.2s, oom, or a mark or range label");
@@ -199,10 +196,10 @@ int gl_moment_resolve(struct gl_run *r, const struct gl_annots *an, const char *
     }
     if (!gl_parse_duration(when, &ns)) {
         m->seq = gl_event_before(r, r->first_ns + ns);
-        m->ts_ns = r->first_ns + ns;
-        char t[32];
-        snprintf(m->desc, sizeof m->desc, "%s (event #%lld)", gl_fmt_rel(m->ts_ns, r->first_ns, t, sizeof t),
-                 (long long)m->seq);
+        if (!m->seq || gl_event_ts(r, m->seq, &m->ts_ns))
+            m->ts_ns = r->first_ns;
+        snprintf(m->desc, sizeof m->desc, m->seq ? "the last event at or before %.100s" : "before any event (%.100s)",
+                 when);
         return 0;
     }
     /* LABEL or LABEL@N */
@@ -215,4 +212,14 @@ int gl_moment_resolve(struct gl_run *r, const struct gl_annots *an, const char *
         *at = 0;
     }
     return at_label(r, an, label, nth, m, err, errsz);
+}
+
+int gl_moment_at(struct gl_run *r, const char *when, struct gl_moment *m, char *err, size_t errsz)
+{
+    struct gl_annots an;
+    if (gl_annots_load(r, &an, err, errsz))
+        return -1;
+    int rc = gl_moment_resolve(r, &an, when, m, err, errsz);
+    gl_annots_free(&an);
+    return rc;
 }

@@ -22,14 +22,18 @@
 #include "model_annot.h"
 
 struct gl_moment {
-    int64_t seq;    /* the state right after this event */
-    int64_t ts_ns;
-    char desc[256]; /* how it was chosen, for the reader */
+    int64_t seq;    /* the state right after this event (0: before any) */
+    int64_t ts_ns;  /* that event's time */
+    char when[128]; /* as the user wrote it */
+    char desc[256]; /* why this event, for the reader ("mark 'step 3'"); "" for #N */
 };
 
 /* 0, or -1 with "FILE: problem" in err. */
 int gl_moment_resolve(struct gl_run *r, const struct gl_annots *an, const char *when, struct gl_moment *m,
                       char *err, size_t errsz);
+
+/* The same, loading the run's marks and ranges itself. */
+int gl_moment_at(struct gl_run *r, const char *when, struct gl_moment *m, char *err, size_t errsz);
 
 /* Parse "3.2s" / "150ms" / "20us" / "500ns" (optional '+'): 0 and *ns. */
 int gl_parse_duration(const char *s, int64_t *ns);

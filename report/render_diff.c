@@ -2,6 +2,8 @@
  * per stack the change at the peak and in what was never freed. */
 #include <stdlib.h>
 
+#include "escape.h"
+#include "moment.h"
 #include "out.h"
 #include "render.h"
 
@@ -15,7 +17,9 @@ static void signed_bytes(int64_t v, char *buf, size_t sz)
 static void section(FILE *f, struct gl_diff_view *v, int top, int leak)
 {
     char x[32], y[32], d[40];
-    fprintf(f, leak ? "\nnever freed, by stack (B - A):\n" : "\nat the peak, by stack (B - A):\n");
+    fprintf(f, leak ? "\nnever freed, by stack (B - A):\n"
+                    : v->at[0] ? "\nat those moments, by stack (B - A):\n"
+                               : "\nat the peak, by stack (B - A):\n");
     int shown = 0;
     for (size_t i = 0; i < v->n && shown < top; i++) {
         const struct gl_diff_row *r = &v->rows[i];
@@ -35,15 +39,38 @@ static void section(FILE *f, struct gl_diff_view *v, int top, int leak)
         fprintf(f, "  no change\n");
 }
 
+/* "A: event #24 (+0.023s), mark 'step 3' in a.db" */
+static void moment_line(FILE *f, const char *side, const struct gl_moment *m, const struct gl_run *r)
+{
+    char t[32];
+    fprintf(f, "%s: event #%lld (%s)%s", side, (long long)m->seq, gl_fmt_rel(m->ts_ns, r->first_ns, t, sizeof t),
+            m->desc[0] ? ", " : "");
+    gl_text_str(f, m->desc);
+    fputs(" in ", f);
+    gl_text_str(f, r->path);
+    fputc('\n', f);
+}
+
 void gl_render_diff_text(FILE *f, struct gl_diff_view *v, int top)
 {
     char x[32], y[32], d[40];
     signed_bytes((int64_t)v->peak[1] - (int64_t)v->peak[0], d, sizeof d);
-    fprintf(f, "peak:        %s -> %s (%s)\n", gl_fmt_bytes(v->peak[0], x, sizeof x),
-            gl_fmt_bytes(v->peak[1], y, sizeof y), d);
+    if (v->at[0]) {
+        moment_line(f, "A", v->at[0], v->run[0]);
+        moment_line(f, "B", v->at[1], v->run[1]);
+        fprintf(f, "live:        %s -> %s (%s)\n", gl_fmt_bytes(v->peak[0], x, sizeof x),
+                gl_fmt_bytes(v->peak[1], y, sizeof y), d);
+        section(f, v, top, 0);
+        if (v->run[0] == v->run[1])
+            return; /* one run: what it never freed is the same on both sides */
+    } else {
+        fprintf(f, "peak:        %s -> %s (%s)\n", gl_fmt_bytes(v->peak[0], x, sizeof x),
+                gl_fmt_bytes(v->peak[1], y, sizeof y), d);
+    }
     signed_bytes(v->leak[1] - v->leak[0], d, sizeof d);
     fprintf(f, "never freed: %s -> %s (%s)\n", gl_fmt_bytes((uint64_t)v->leak[0], x, sizeof x),
             gl_fmt_bytes((uint64_t)v->leak[1], y, sizeof y), d);
-    section(f, v, top, 0);
+    if (!v->at[0])
+        section(f, v, top, 0);
     section(f, v, top, 1);
 }

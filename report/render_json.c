@@ -25,6 +25,19 @@ static void groups(struct gl_json *j, const char *key, struct gl_dossier *ds, co
     gl_jw_end(j);
 }
 
+static void categories(struct gl_json *j, const struct gl_cat_total *cats, size_t n)
+{
+    gl_jw_arr(j, "categories");
+    for (size_t c = 0; c < n; c++) {
+        gl_jw_obj(j, NULL);
+        gl_jw_str(j, "category", cats[c].category);
+        gl_jw_u64(j, "bytes", cats[c].bytes);
+        gl_jw_u64(j, "count", cats[c].count);
+        gl_jw_end(j);
+    }
+    gl_jw_end(j);
+}
+
 static void hole(struct gl_json *j, const char *key, const struct gl_hole_stat *h)
 {
     gl_jw_obj(j, key);
@@ -80,16 +93,19 @@ static void device(struct gl_json *j, struct gl_dossier *ds, struct gl_dev_view 
     gl_jw_i64(j, "ts_ns", v->dev->peak_ns);
     gl_jw_i64(j, "seq", v->dev->peak_seq);
     groups(j, "ledger", ds, &v->peak, top, 0);
-    gl_jw_arr(j, "categories");
-    for (size_t c = 0; c < v->ncats; c++) {
-        gl_jw_obj(j, NULL);
-        gl_jw_str(j, "category", v->cats[c].category);
-        gl_jw_u64(j, "bytes", v->cats[c].bytes);
-        gl_jw_u64(j, "count", v->cats[c].count);
+    categories(j, v->cats, v->ncats);
+    gl_jw_end(j);
+    if (ds->at) {
+        gl_jw_obj(j, "at");
+        gl_jw_str(j, "when", ds->at->when);
+        gl_jw_str(j, "why", ds->at->desc);
+        gl_jw_i64(j, "seq", ds->at->seq);
+        gl_jw_i64(j, "ts_ns", ds->at->ts_ns);
+        gl_jw_u64(j, "bytes", v->at.total_bytes);
+        groups(j, "ledger", ds, &v->at, top, 0);
+        categories(j, v->at_cats, v->at_ncats);
         gl_jw_end(j);
     }
-    gl_jw_end(j);
-    gl_jw_end(j);
     gl_jw_u64(j, "live_end_bytes", v->dev->live_end);
     gl_jw_u64(j, "leak_bytes", v->leak_bytes);
     gl_jw_u64(j, "cached_bytes", v->cached_bytes);

@@ -40,10 +40,25 @@ static void print_groups(FILE *f, struct gl_dossier *ds, const struct gl_groups 
         fprintf(f, "%s%zu more stacks (--top to see more)\n", indent, g->n - (size_t)top);
 }
 
+/* "<title> cat bytes (share), ..." then "<heading> (N stacks):" and the rows */
+static void ledger(FILE *f, struct gl_dossier *ds, const char *title, const struct gl_cat_total *cats, size_t ncats,
+                   const char *heading, const struct gl_groups *g, int top)
+{
+    char b[32], cat[256];
+    uint64_t total = g->total_bytes;
+    fputs(title, f);
+    for (size_t c = 0; c < ncats; c++)
+        fprintf(f, "%s %s %s (%.0f%%)", c ? "," : "", gl_text_buf(cats[c].category, cat, sizeof cat),
+                gl_fmt_bytes(cats[c].bytes, b, sizeof b), total ? 100.0 * (double)cats[c].bytes / (double)total : 0.0);
+    fputc('\n', f);
+    fprintf(f, "%s (%zu stacks):\n", heading, g->n);
+    print_groups(f, ds, g, total, top, "    ");
+}
+
 static void one(FILE *f, struct gl_dossier *ds, int top)
 {
     struct gl_run *r = ds->run;
-    char b[32], t[32], u[32], w[32], x[32], cat[256];
+    char b[32], t[32], u[32], w[32], x[32];
     fputs("== ", f);
     gl_text_str(f, r->path);
     fprintf(f, "\nprocess %" PRId64 " on ", r->pid);
@@ -85,15 +100,14 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
                 gl_fmt_bytes(v->dev->peak, b, sizeof b), gl_fmt_rel(v->dev->peak_ns, r->first_ns, t, sizeof t),
                 v->dev->peak_seq, gl_fmt_bytes(v->dev->live_end, u, sizeof u));
         sparkline(f, v->dev);
-        if (v->ncats) {
-            fputs("  at the peak, by category:", f);
-            for (size_t c = 0; c < v->ncats; c++)
-                fprintf(f, "%s %s %s (%.0f%%)", c ? "," : "", gl_text_buf(v->cats[c].category, cat, sizeof cat),
-                        gl_fmt_bytes(v->cats[c].bytes, b, sizeof b),
-                        v->dev->peak ? 100.0 * (double)v->cats[c].bytes / (double)v->dev->peak : 0.0);
-            fputc('\n', f);
-            fprintf(f, "  peak ledger (%zu stacks):\n", v->peak.n);
-            print_groups(f, ds, &v->peak, v->dev->peak, top, "    ");
+        if (ds->at) {
+            fprintf(f, "  at event #%" PRId64 " (%s)%s", ds->at->seq, gl_fmt_rel(ds->at->ts_ns, r->first_ns, t, sizeof t),
+                    ds->at->desc[0] ? ", " : "");
+            gl_text_str(f, ds->at->desc);
+            fprintf(f, ": %s live\n", gl_fmt_bytes(v->at.total_bytes, b, sizeof b));
+            ledger(f, ds, "  by category:", v->at_cats, v->at_ncats, "  ledger", &v->at, top);
+        } else if (v->ncats) {
+            ledger(f, ds, "  at the peak, by category:", v->cats, v->ncats, "  peak ledger", &v->peak, top);
         }
         if (v->usage.unknown)
             fputs("  outside any allocation API: not measured (NVML not found: set GPULEDGER_NVML_LIB; one "

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "moment.h"
 #include "views.h"
 
 static struct gl_diff_row *row_for(struct gl_diff_view *v, const char *sig)
@@ -61,7 +62,7 @@ static int cmp_peak(const void *x, const void *y)
     return da < db ? 1 : da > db ? -1 : strcmp(a->sig, b->sig);
 }
 
-void gl_diff_view(struct gl_diff_view *v, struct gl_run *a, struct gl_run *b)
+void gl_diff_view(struct gl_diff_view *v, struct gl_run *a, struct gl_run *b, const struct gl_moment *const *at)
 {
     memset(v, 0, sizeof *v);
     v->run[0] = a;
@@ -71,7 +72,13 @@ void gl_diff_view(struct gl_diff_view *v, struct gl_run *a, struct gl_run *b)
         gl_stacks_init(&v->stacks[side], r);
         const struct gl_device *d = max_dev(r);
         struct gl_groups g;
-        if (d) {
+        if (at) {
+            v->at[side] = at[side];
+            gl_ledger_at(r, -2, at[side]->seq, &g);
+            v->peak[side] = g.total_bytes;
+            add_groups(v, side, &g, 0);
+            gl_groups_free(&g);
+        } else if (d) {
             v->peak[side] = d->peak;
             gl_ledger_at(r, d->device, d->peak_seq, &g);
             add_groups(v, side, &g, 0);

@@ -47,11 +47,15 @@ struct gl_diff_view {
     struct gl_stacks stacks[2];
     struct gl_diff_row *rows; /* biggest change at the peak first */
     size_t n, cap;
-    uint64_t peak[2];         /* each run's highest device peak */
+    uint64_t peak[2];         /* each run's highest device peak (at: live at the moment) */
     int64_t leak[2];          /* never freed */
+    const struct gl_moment *at[2]; /* compare these moments (every device), not the peaks */
 };
 
-void gl_diff_view(struct gl_diff_view *v, struct gl_run *a, struct gl_run *b);
+struct gl_moment;
+/* at: NULL for the peaks, else the moment of each side (a and b may be
+ * the same run). */
+void gl_diff_view(struct gl_diff_view *v, struct gl_run *a, struct gl_run *b, const struct gl_moment *const *at);
 void gl_diff_view_free(struct gl_diff_view *v);
 
 /* ---- gate ---- */

@@ -133,14 +133,15 @@
     const total = dev.bytes[i];
     const ctx = proc.context(dev.t[i]);
     const p = proc.p;
-    const chosen = p.selected && p.selected.seq === dev.seq[i] ? p.selected.desc : null;
+    const chosen = p.selected && p.selected.seq === dev.seq[i] ?
+      '--at \'' + p.selected.when + '\'' + (p.selected.desc ? ': ' + p.selected.desc : '') : null;
     const box = document.getElementById('ledger');
     GL.fmt.fill(box,
       el('h3', null, 'Ledger at ', el('span', {id: 'sel-event', dataset: {seq: dev.seq[i], index: i}}, 'event #' + dev.seq[i])),
       el('p', null, GL.fmt.time(dev.t[i], span) + ' — ' + GL.fmt.bytes(total) + ' live on device ' + dev.device +
         ' in ' + rows.reduce((s, r) => s + r.count, 0) + ' allocations, ' + rows.length + ' stacks' +
         (i === dev.peakIndex ? ' — the peak' : '')),
-      chosen ? el('p', {class: 'muted'}, 'chosen with --at: ' + chosen) : null,
+      chosen ? el('p', {class: 'muted'}, 'chosen with ' + chosen) : null,
       ctx.mark || ctx.range ? el('p', {class: 'muted'}, (ctx.mark ? 'in the step ending at mark “' + ctx.mark[2] + '”' : '') +
         (ctx.mark && ctx.range ? '; ' : '') + (ctx.range ? 'inside range “' + ctx.range[4] + '”' : '')) : null,
       el('p', {class: 'muted'}, 'Same as: gpuledger report --at \'#' + dev.seq[i] + '\' ' + GL.fmt.basename(p.path)),

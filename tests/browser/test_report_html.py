@@ -6,9 +6,10 @@ For the demo run, a generated 1-million-event run and a run with hostile
 strings: the page opens from disk with no console error and nothing
 fetched; a click on the timeline selects a moment whose ledger (every row:
 bytes, count, category, frames) equals `gpuledger report --at '#N' --format
-json` for that event; the OOM's ledger equals the report's; a drag shows
-what changed in the window; a click on the flame graph zooms into that
-frame; hostile strings stay text. Screenshots, the pages and their load
+json` for that event (and the database's own answer); the OOM's ledger
+equals the report's; a page made with --at opens at that moment; a drag
+shows what changed in the window; a click on the flame graph zooms into
+that frame; hostile strings stay text. Screenshots, the pages and their load
 times go to BUILD/tests/browser-artifacts/.
 
     test_report_html.py BUILD_DIR
@@ -138,12 +139,16 @@ def sql_ledger(db, seq, device=0):
 
 
 def compare_at(page, db, seq, name):
-    want = sql_ledger(db, seq)
-    got = sorted((b, c, syms) for b, c, _, syms in dom_rows(page))
-    if check(got == want, "%s: ledger at event #%d: page shows %d rows, the database %d; first differences %s" % (
+    """The ledger the page shows equals `report --at '#seq' --format json`
+    (every row: bytes, count, category, frames), and the database's own."""
+    want = json_rows(report_json(db, "--at", "#%d" % seq)["processes"][0]["devices"][0]["at"]["ledger"])
+    got = dom_rows(page)
+    if check(got == want, "%s: ledger at event #%d: page shows %d rows, report --at %d rows; first differences %s" % (
             name, seq, len(got), len(want),
             [x for x in got if x not in want][:2] + [x for x in want if x not in got][:2])):
-        print("%s: ledger at event #%d: %d rows equal to the database's" % (name, seq, len(got)))
+        print("%s: ledger at event #%d: %d rows equal to report --at '#%d' --format json" % (name, seq, len(got), seq))
+    check(sorted((b, c, syms) for b, c, _, syms in got) == sql_ledger(db, seq),
+          "%s: ledger at event #%d equals the database's" % (name, seq))
 
 
 def zoom_flame(page, name):
@@ -196,6 +201,13 @@ def demo_checks(browser, db, html):
     page.screenshot(os.path.join(ART, "demo-flame-zoomed.png"))
     no_errors(page, "demo")
     print("demo: flame graph zoomed into %r" % frame)
+    # a page made with --at opens at that moment
+    at_html = os.path.join(ART, "demo-at-oom.html")
+    run(GL, "report", "--format", "html", "--at", "oom", "-o", at_html, db)
+    page, _ = open_report(browser, at_html, "demo --at oom")
+    check(selected(page) == [oom["seq"], None], "demo --at oom: opens at event #%d (%s)" % (oom["seq"], selected(page)))
+    compare_at(page, db, oom["seq"], "demo --at oom")
+    no_errors(page, "demo --at oom")
     return ms
 
 

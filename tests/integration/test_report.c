@@ -180,6 +180,79 @@ static void test_diff_two_runs(void **state)
     assert_int_equal(r.status, 2);
 }
 
+/* report --at and diff --at, with the exact ledger at an event, a mark, a
+ * range, a time and an OOM. marks: 6 steps of 8 events each (push, two 1 MiB
+ * allocations, their frees, grow_cache's 1 MiB kept, pop, mark "step N"). */
+static void test_report_at(void **state)
+{
+    (void)state;
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "m.db", PROG("marks")));
+    assert_int_equal(r.status, 0);
+    /* a mark: after step 3, grow_cache's three MiB */
+    h_run(&r, NULL, ARGV(GL, "report", "--format", "json", "--at", "step 3", "m.db"));
+    assert_int_equal(r.status, 0);
+    expect(r.out, "\"at\":{\"when\":\"step 3\",\"why\":\"mark 'step 3'\",\"seq\":24,");
+    expect(r.out, ",\"bytes\":3145728,\"ledger\":[{\"stack_id\":");
+    expect(r.out, "\"category\":\"other\",\"bytes\":3145728,\"count\":3,\"frames\":[{\"symbol\":\"grow_cache\"");
+    expect(r.out, "\"categories\":[{\"category\":\"other\",\"bytes\":3145728,\"count\":3}]}");
+    /* an event: step 3 with both scratch buffers live */
+    h_run(&r, NULL, ARGV(GL, "report", "--format", "json", "--at", "#19", "m.db"));
+    expect(r.out, "\"at\":{\"when\":\"#19\",\"why\":\"\",\"seq\":19,");
+    expect(r.out, ",\"bytes\":4194304,\"ledger\":[");
+    expect(r.out, "\"bytes\":2097152,\"count\":2,\"frames\":[{\"symbol\":\"grow_cache\"");
+    expect(r.out, "\"bytes\":2097152,\"count\":2,\"frames\":[{\"symbol\":\"main\"");
+    /* a range's 2nd occurrence: its highest point (1 kept + 2 scratch) */
+    h_run(&r, NULL, ARGV(GL, "report", "--format", "json", "--at", "step@2", "m.db"));
+    expect(r.out, "\"why\":\"the highest point inside range 'step' (its 2nd occurrence)\",\"seq\":11,");
+    expect(r.out, ",\"bytes\":3145728,\"ledger\":[");
+    /* text */
+    h_run(&r, NULL, ARGV(GL, "report", "--at", "step 3", "m.db"));
+    expect(r.out, "  at event #24 (+");
+    expect(r.out, "), mark 'step 3': 3.00 MiB live\n  by category: other 3.00 MiB (100%)\n  ledger (1 stacks):\n"
+                  "      3.00 MiB 100.0%      3x  other            grow_cache <- main");
+    /* a time: the golden copy has an event every millisecond from +0 */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s/tests/golden/db/marks.db", getenv("GL_SOURCE_ROOT"));
+    h_run(&r, NULL, ARGV("/bin/cp", cmd, "g.db"));
+    assert_int_equal(r.status, 0);
+    h_run(&r, NULL, ARGV(GL, "report", "--format", "json", "--at", "20ms", "g.db"));
+    assert_int_equal(r.status, 0);
+    expect(r.out, "\"at\":{\"when\":\"20ms\",\"why\":\"the last event at or before 20ms\",\"seq\":21,"
+                  "\"ts_ns\":1021000000,\"bytes\":2097152,");
+    /* oom: just before the failure, what the OOM ledger shows */
+    make("demo.db", "demo", NULL);
+    h_run(&r, NULL, ARGV(GL, "report", "--format", "json", "--at", "oom", "demo.db"));
+    expect(r.out, "\"why\":\"just before the 1st out-of-memory failure\",\"seq\":32,");
+    expect(r.out, ",\"bytes\":69206016,\"ledger\":[{\"stack_id\":");
+    expect(r.out, "\"bytes\":67108864,\"count\":1,\"frames\":[{\"symbol\":\"load_weights\"");
+    expect(r.out, "\"bytes\":2097152,\"count\":2,\"frames\":[{\"symbol\":\"scratch_workspace\"");
+    /* the HTML page opens at that moment */
+    h_run(&r, NULL, ARGV(GL, "report", "--format", "html", "--at", "step 3", "m.db"));
+    expect(r.out, "\"selected\":{\"seq\":24,");
+    /* what is wrong, said in one line, exit 2 */
+    h_run(&r, NULL, ARGV(GL, "report", "--at", "nosuch", "m.db"));
+    assert_int_equal(r.status, 2);
+    expect(r.err, "gpuledger report: m.db: no mark or range labelled 'nosuch' (labels in this run: 'step', 'step 1',");
+    h_run(&r, NULL, ARGV(GL, "report", "--at", "#0", "m.db"));
+    assert_int_equal(r.status, 2);
+    expect(r.err, "m.db: there is no event #0 (events are numbered 1 to ");
+    h_run(&r, NULL, ARGV(GL, "report", "--at", "oom", "m.db"));
+    assert_int_equal(r.status, 2);
+    expect(r.err, "m.db: the run has no out-of-memory failure");
+    h_run(&r, NULL, ARGV(GL, "report", "--at", "step 9", "m.db"));
+    assert_int_equal(r.status, 2);
+    expect(r.err, "no mark or range labelled 'step 9'");
+    /* diff: two moments of one run */
+    h_run(&r, NULL, ARGV(GL, "diff", "--at", "step 1", "--at", "step 5", "m.db"));
+    assert_int_equal(r.status, 0);
+    expect(r.out, "A: event #8 (+");
+    expect(r.out, "live:        1.00 MiB -> 5.00 MiB (+4.00 MiB)\n\nat those moments, by stack (B - A):\n"
+                  "     +4.00 MiB  1.00 MiB -> 5.00 MiB  grow_cache <- main");
+    assert_null(strstr(r.out, "never freed"));
+    h_run(&r, NULL, ARGV(GL, "diff", "--at", "step 1", "m.db"));
+    assert_int_equal(r.status, 2);
+}
+
 static void test_exports(void **state)
 {
     (void)state;
@@ -312,6 +385,7 @@ int main(void)
         cmocka_unit_test_teardown(test_gate_exit_codes_and_junit, teardown),
         cmocka_unit_test_teardown(test_diff_two_runs, teardown),
         cmocka_unit_test_teardown(test_exports, teardown),
+        cmocka_unit_test_teardown(test_report_at, teardown),
         cmocka_unit_test_teardown(test_html_is_self_contained, teardown),
         cmocka_unit_test_teardown(test_several_databases, teardown),
         cmocka_unit_test_teardown(test_bad_and_corrupted_input, teardown),
