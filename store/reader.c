@@ -80,6 +80,13 @@ sqlite3 *gl_db_open_read(const char *path, char *err, size_t errsz)
                  path);
         return NULL;
     }
+    /* SQLite takes a file shorter than a page for an empty database: say
+     * what it is before SQLite can */
+    if (sb.st_size < 100) {
+        snprintf(err, errsz, "%s: not a SQLite database (%lld byte%s, shorter than SQLite's header)", path,
+                 (long long)sb.st_size, sb.st_size == 1 ? "" : "s");
+        return NULL;
+    }
     sqlite3 *db = NULL;
     int rc = open_readonly(path, &db);
     if (rc != SQLITE_OK) {
@@ -121,8 +128,13 @@ sqlite3 *gl_db_open_read(const char *path, char *err, size_t errsz)
         sqlite3_close(db);
         return NULL;
     }
-    if (gl_db_int(db, "SELECT count(*) FROM run", -1) < 1) {
-        snprintf(err, errsz, "%s: damaged or truncated (no run row: %s)", path, sqlite3_errmsg(db));
+    int64_t runs = gl_db_int(db, "SELECT count(*) FROM run", -1);
+    if (runs < 1) {
+        if (runs == 0)
+            snprintf(err, errsz, "%s: no run row: its process died before its first commit, or the file is damaged",
+                     path);
+        else
+            snprintf(err, errsz, "%s: damaged: its run table cannot be read (%s)", path, sqlite3_errmsg(db));
         sqlite3_close(db);
         return NULL;
     }

@@ -28,6 +28,16 @@ static void expect_error(const char *file, const char *needle)
     assert_null(strchr(err, '\n'));
 }
 
+/* The message is exactly "FILE: problem". */
+static void expect_exact(const char *file, const char *problem)
+{
+    char err[512] = "", want[600];
+    sqlite3 *db = gl_db_open_read(file, err, sizeof err);
+    assert_null(db);
+    snprintf(want, sizeof want, "%s: %s", file, problem);
+    assert_string_equal(err, want);
+}
+
 static void write_file(const char *p, const char *content, size_t n)
 {
     FILE *f = fopen(p, "wb");
@@ -61,12 +71,30 @@ static void test_bad_inputs(void **state)
     make_db(p, "CREATE TABLE t(x); INSERT INTO t VALUES(1);");
     expect_error(p, "not one written by gpuledger");
     snprintf(p, sizeof p, "%s/newer.db", dir);
-    char sql[128];
+    char sql[200];
     snprintf(sql, sizeof sql, "PRAGMA application_id=%d; PRAGMA user_version=%d; CREATE TABLE run(x);",
              GL_APPLICATION_ID, GL_SCHEMA_VERSION + 1);
     make_db(p, sql);
     expect_error(p, "newer gpuledger");
     expect_error(dir, "not a regular file");
+    /* a file too short to hold SQLite's header is no database at all */
+    snprintf(p, sizeof p, "%s/one-byte.db", dir);
+    write_file(p, "x", 1);
+    expect_exact(p, "not a SQLite database (1 byte, shorter than SQLite's header)");
+    snprintf(p, sizeof p, "%s/short.db", dir);
+    write_file(p, "SQLite format 3", 16);
+    expect_exact(p, "not a SQLite database (16 bytes, shorter than SQLite's header)");
+    /* gpuledger's marks, but no run row; no run table */
+    snprintf(p, sizeof p, "%s/norow.db", dir);
+    snprintf(sql, sizeof sql, "PRAGMA application_id=%d; PRAGMA user_version=1; CREATE TABLE run(x);",
+             GL_APPLICATION_ID);
+    make_db(p, sql);
+    expect_exact(p, "no run row: its process died before its first commit, or the file is damaged");
+    snprintf(p, sizeof p, "%s/notable.db", dir);
+    snprintf(sql, sizeof sql, "PRAGMA application_id=%d; PRAGMA user_version=1; CREATE TABLE t(x);",
+             GL_APPLICATION_ID);
+    make_db(p, sql);
+    expect_exact(p, "damaged: its run table cannot be read (no such table: run)");
 }
 
 static void test_truncated_copy(void **state)
