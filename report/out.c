@@ -2,6 +2,7 @@
 #include "out.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,43 +115,41 @@ void gl_close_out(FILE *f)
 
 int gl_parse_size(const char *s, unsigned long long *out)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || v < 0)
-        return -1;
-    double mul = 1;
-    switch (*end) {
-    case 'k':
-    case 'K':
-        mul = 1024.0;
-        end++;
-        break;
-    case 'm':
-    case 'M':
-        mul = 1024.0 * 1024;
-        end++;
-        break;
-    case 'g':
-    case 'G':
-        mul = 1024.0 * 1024 * 1024;
-        end++;
-        break;
-    case 't':
-    case 'T':
-        mul = 1024.0 * 1024 * 1024 * 1024;
-        end++;
-        break;
-    default:
-        break;
+    /* digits, an optional fraction, an optional binary unit: no sign,
+     * exponent, hex, nan or inf; below 2^63, taken exactly */
+    const char *p = s;
+    unsigned long long whole = 0;
+    int digits = 0;
+    for (; *p >= '0' && *p <= '9'; p++, digits++) {
+        if (whole > (ULLONG_MAX - 9) / 10)
+            return -1;
+        whole = whole * 10 + (unsigned)(*p - '0');
     }
-    if (*end == 'i' || *end == 'B')
-        end++;
-    if (*end == 'B')
-        end++;
-    if (*end)
+    double frac = 0, scale = 1;
+    if (*p == '.')
+        for (p++; *p >= '0' && *p <= '9'; p++, digits++)
+            if (scale < 1e15) { /* further digits are below a byte */
+                frac = frac * 10 + (*p - '0');
+                scale *= 10;
+            }
+    if (!digits)
         return -1;
-    *out = (unsigned long long)(v * mul + 0.5);
+    static const char units[] = "KMGT";
+    int c = *p & ~0x20; /* upper case */
+    const char *u = c ? strchr(units, c) : NULL;
+    int shift = u ? 10 * (int)(u - units + 1) : 0;
+    if (u)
+        p++;
+    if (*p == 'i' || *p == 'B')
+        p++;
+    if (*p == 'B')
+        p++;
+    if (*p || whole >= (1ULL << 63) >> shift)
+        return -1;
+    unsigned long long v = (whole << shift) + (unsigned long long)(frac / scale * (double)(1ULL << shift) + 0.5);
+    if (v >= 1ULL << 63)
+        return -1;
+    *out = v;
     return 0;
 }
 

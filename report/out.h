@@ -27,7 +27,8 @@ const char *gl_fmt_rel(int64_t ns, int64_t start, char *buf, size_t sz);
 /* Open -o FILE (or stdout for NULL / "-"); prints an error and returns NULL. */
 FILE *gl_open_out(const char *path);
 void gl_close_out(FILE *f);
-/* Parse "123", "64K", "1.5M", "2G" (binary units) into bytes; 0 on success. */
+/* Parse "123", "64K", "1.5M", "2G", "1TiB" (binary units) into bytes, below
+ * 2^63; 0 on success, -1 for anything else (nan, inf, 1e3, -1, 0x10). */
 int gl_parse_size(const char *s, unsigned long long *out);
 
 #endif

@@ -476,6 +476,39 @@ static void test_hostile_values(void **state)
     }
 }
 
+/* Sizes on the command line: what is no size is refused with exit 2 (nan,
+ * inf, an exponent, 20 digits, 2^63 and more: the double -> integer
+ * conversion was undefined), what is one is taken exactly. */
+static void test_size_arguments(void **state)
+{
+    (void)state;
+    make("l3.db", NULL, "leaks3"); /* 7 MiB never freed */
+    static const char *const bad[] = {"nan", "inf", "-inf", "1e30", "1e3", "99999999999999999999",
+                                      "9223372036854775808", "8388608T", "-1", "0x10", "", "1.5.2M", "12Q", "1 ", "1\x80"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", bad[i], "l3.db"));
+        if (r.status != 2)
+            fail_msg("gate --max-leak-bytes '%s': exit %d, want 2\n%s%s", bad[i], r.status, r.out, r.err);
+        char want[200];
+        snprintf(want, sizeof want, "gpuledger gate: --max-leak-bytes wants a size like 0, 4096, 64K or 2G, not '%s'\n",
+                 bad[i]);
+        assert_string_equal(r.err, want);
+        h_run(&r, NULL, ARGV(GL, "leaks", "--min-bytes", bad[i], "l3.db"));
+        assert_int_equal(r.status, 2);
+    }
+    /* exact: 7 MiB = 7340032 passes at 7340032 and 7M, fails one byte less */
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "7340032", "l3.db"));
+    assert_int_equal(r.status, 0);
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "7340031", "l3.db"));
+    assert_int_equal(r.status, 1);
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "6.5MiB", "l3.db"));
+    assert_int_equal(r.status, 1);
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "9223372036854775807", "l3.db"));
+    assert_int_equal(r.status, 0);
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "0.0068359375G", "l3.db")); /* 7 MiB exactly */
+    assert_int_equal(r.status, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -485,6 +518,7 @@ int main(void)
         cmocka_unit_test_teardown(test_hostile_names, teardown),
         cmocka_unit_test_teardown(test_gate_junit, teardown),
         cmocka_unit_test_teardown(test_hostile_values, teardown),
+        cmocka_unit_test_teardown(test_size_arguments, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
