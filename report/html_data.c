@@ -649,7 +649,8 @@ static void write_tables(struct gl_json *j, struct ctx *c)
         gl_jw_arr(j, NULL);
         gl_jw_i64(j, NULL, c->rows[i].cat);
         gl_jw_i64(j, NULL, c->rows[i].stack_id);
-        write_ids(j, c->row_frames.v + c->rows[i].frames_at, c->rows[i].nframes);
+        /* (no frame at all: row_frames may be empty, its v NULL) */
+        write_ids(j, c->rows[i].nframes ? c->row_frames.v + c->rows[i].frames_at : NULL, c->rows[i].nframes);
         gl_jw_end(j);
     }
     gl_jw_end(j);
