@@ -383,7 +383,10 @@ static int analyse_pool(const struct gl_alloc **m, size_t nm, struct ival *regio
     int64_t first = m[0]->seq, ts = m[0]->alloc_ns;
     size_t e = 0;
     for (size_t s = 0; s <= HOLE_SAMPLES; s++) {
-        int64_t seq = s == HOLE_SAMPLES ? end_seq : first + (end_seq - first) * (int64_t)s / HOLE_SAMPLES;
+        int64_t span = end_seq - first; /* < 2^62 (model.c): divide before multiplying */
+        int64_t seq = s == HOLE_SAMPLES ? end_seq
+                                        : first + span / HOLE_SAMPLES * (int64_t)s +
+                                              span % HOLE_SAMPLES * (int64_t)s / HOLE_SAMPLES;
         for (; e < ne && ev[e].seq <= seq; e++) {
             if (ev[e].end)
                 gl_u64map_put(&set, ev[e].addr, ev[e].end);

@@ -1,8 +1,8 @@
 /* model.c — loading a database into a gl_run (see model.h): one ordered
  * scan of event_log, then per-device peaks and timelines. A row that breaks
  * an invariant of what the recorder writes (GL_SKIPS) is skipped and
- * counted; everything kept is then bounded (sizes and live bytes below
- * 2^62, times within the run), so no analysis can overflow. */
+ * counted; everything kept is then bounded (seqs, sizes and live bytes
+ * below 2^62, times within the run), so no analysis can overflow. */
 #include "model.h"
 
 #include <stdio.h>
@@ -269,6 +269,10 @@ static int load_events(struct gl_run *r, char *err, size_t errsz)
         int64_t size = sqlite3_column_int64(st, 8);
         uint64_t tid = (uint64_t)sqlite3_column_int64(st, 12);
         int64_t prev;
+        if (seq < 1 || (uint64_t)seq >= MAX_BYTES) { /* the recorder counts from 1 */
+            skip(r, GL_SKIP_SEQ, seq);
+            continue;
+        }
         if (ts < lo || ts > hi) {
             skip(r, GL_SKIP_TIME_OUT, seq);
             continue;

@@ -45,6 +45,7 @@ struct gl_device {
 /* Rows of event_log that break an invariant no recorder writes: skipped
  * (they never reach the ledger), counted, and named by gl_print_skipped. */
 #define GL_SKIPS(X)                                                                                 \
+    X(SEQ, "seq outside 1..2^62")                                                                 \
     X(SIZE, "size < 0, >= 2^62 or past the end of the address space")                            \
     X(LIVE, "live device bytes would reach 2^62")                                                 \
     X(DEVICE, "device outside -1..63")                                                            \

@@ -10,7 +10,7 @@
  *                          before their allocation, a free of no recorded
  *                          allocation, a second free, time going 2 s back
  *                          in a thread, a time 5 s before the run's start,
- *                          device 1000), and the run's cached figures
+ *                          device 1000, seq 2^62), and the run's cached figures
  *                          (run.event_count, device_stats, start_ns) are made wrong:
  *                          every answer must equal the untouched database's
  *   hostile_db extremes DB two allocations of 3 x 2^60 bytes (the second
@@ -172,6 +172,7 @@ static int hostile_values(sqlite3 *db)
         {s + 9, start - 15000000000LL, tid + 1, 1, 1, 0, 0x7500000000, 4096, 0, "alloc 5 s before the (moved) start"},
         {s + 10, t, tid, 1, 1, 1000, 0x7600000000, 4096, 0, "alloc on device 1000"},
         {s + 11, t, tid, 2, 2, 0, 0, 0, first, "second free of the first allocation"},
+        {(int64_t)1 << 62, t, tid, 1, 1, 0, 0x7700000000, 4096, 0, "alloc numbered 2^62"},
     };
     return append(db, rows, sizeof rows / sizeof rows[0]) ||
            exec1(db, "UPDATE run SET event_count = 999999, start_ns = start_ns - 10000000000;"
