@@ -387,6 +387,13 @@ static void write_ids(struct gl_json *j, const int64_t *v, size_t n)
     gl_jw_end(j);
 }
 
+/* The n ids of vec from `at`: an empty vec has no array (NULL + 0 is
+ * undefined). */
+static void write_ids_at(struct gl_json *j, const struct vec *vec, size_t at, size_t n)
+{
+    write_ids(j, n ? vec->v + at : NULL, n);
+}
+
 /* Frame ids of a stack (for stacks that are not rows: a failed call). */
 static int write_stack_frames(struct gl_json *j, const char *key, struct ctx *c, int64_t stack_id)
 {
@@ -530,7 +537,7 @@ static int write_device(struct gl_json *j, struct ctx *c, int k, const struct de
     gl_jw_end(j);
     gl_jw_arr(j, "deltas");
     for (size_t i = 0; i < d->nm; i++)
-        write_ids(j, d->delta.v + d->off.v[i], (size_t)(d->off.v[i + 1] - d->off.v[i]));
+        write_ids_at(j, &d->delta, (size_t)d->off.v[i], (size_t)(d->off.v[i + 1] - d->off.v[i]));
     gl_jw_end(j);
     int rc = write_ooms(j, c, dev) || write_leaks_growth(j, c, dev) ? -1 : 0;
     gl_jw_end(j);
@@ -649,8 +656,7 @@ static void write_tables(struct gl_json *j, struct ctx *c)
         gl_jw_arr(j, NULL);
         gl_jw_i64(j, NULL, c->rows[i].cat);
         gl_jw_i64(j, NULL, c->rows[i].stack_id);
-        /* (no frame at all: row_frames may be empty, its v NULL) */
-        write_ids(j, c->rows[i].nframes ? c->row_frames.v + c->rows[i].frames_at : NULL, c->rows[i].nframes);
+        write_ids_at(j, &c->row_frames, c->rows[i].frames_at, c->rows[i].nframes);
         gl_jw_end(j);
     }
     gl_jw_end(j);
