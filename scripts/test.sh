@@ -2,7 +2,8 @@
 # test.sh — the whole test suite, as CI runs it:
 #   1. build (warnings are errors) and run unit + end-to-end tests
 #   2. clang-tidy and cppcheck (scripts/lint.sh), a release build
-#   3. the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   3. the same tests under AddressSanitizer + UndefinedBehaviorSanitizer,
+#      and 60 s of fuzzing everything that reads a database (libFuzzer)
 #   4. the lock-free queue under ThreadSanitizer
 # Needs the CUDA headers at /usr/local/cuda (or -Dcudatoolkit=...); no GPU.
 set -euo pipefail
@@ -42,6 +43,9 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 GL_SANITIZED=1 \
 LD_LIBRARY_PATH="$PWD/build-asan/tests/fakecuda" \
   meson test -C build-asan --print-errorlogs
 tally build-asan
+
+step "fuzz the reader: 60 s of libFuzzer under ASan + UBSan (scripts/fuzz-reader.sh)"
+bash scripts/fuzz-reader.sh 60
 
 step "TSan (queue)"
 [ -d build-tsan ] || meson setup build-tsan -Db_sanitize=thread -Db_lundef=false >/dev/null
