@@ -21,11 +21,16 @@ static const struct gl_config_word unwind_words[] = {
 static const struct gl_config_word clock_words[] = {{"", 1}, {"auto", 1}, {"tsc", 1}, {"monotonic", 0}, {NULL, 0}};
 
 #define F(field) offsetof(struct gl_config, field)
-#define BOOL(name, field, def, help) {"GPULEDGER_" name, GL_CFG_BOOL, F(field), def, 0, 1, #def, NULL, NULL, help}
-#define UINT(name, field, def, lo, hi, help) {"GPULEDGER_" name, GL_CFG_UINT, F(field), def, lo, hi, #def, NULL, NULL, help}
-#define ENUM(name, field, def, shown, words, expect, help)                                                   \
-    {"GPULEDGER_" name, GL_CFG_ENUM, F(field), def, 0, 0, shown, words, expect, help}
-#define STRING(name, field, def, help) {"GPULEDGER_" name, GL_CFG_STRING, F(field), 0, 0, 0, def, NULL, NULL, help}
+#define BOOL(name, field, def, help)                                                                              \
+    {"GPULEDGER_" name, GL_CFG_BOOL, F(field), def, 0, 1, #def, NULL, NULL, help, NULL}
+#define UINT(name, field, def, lo, hi, help)                                                                      \
+    {"GPULEDGER_" name, GL_CFG_UINT, F(field), def, lo, hi, #def, NULL, NULL, help, NULL}
+#define ENUM(name, field, def, shown, words, expect, help)                                                        \
+    {"GPULEDGER_" name, GL_CFG_ENUM, F(field), def, 0, 0, shown, words, expect, help, NULL}
+#define STRING(name, field, def, help)                                                                            \
+    {"GPULEDGER_" name, GL_CFG_STRING, F(field), 0, 0, 0, def, NULL, NULL, help, NULL}
+#define ELSEWHERE(name, shown, reader, help)                                                                      \
+    {"GPULEDGER_" name, GL_CFG_ELSEWHERE, 0, 0, 0, 0, shown, NULL, NULL, help, reader}
 
 const struct gl_config_var gl_config_vars[] = {
     STRING("OUTPUT", output, "gpuledger-%p.db", "output pattern: %p pid, %h host, %r rank"),
@@ -50,6 +55,15 @@ const struct gl_config_var gl_config_vars[] = {
     STRING("NVML_LIB", nvml_lib, "libnvidia-ml.so.1", "the NVML library to load"),
     BOOL("QUIET", quiet, 0, "1: no informational lines"),
     STRING("MANIFEST", manifest, NULL, NULL),
+    ELSEWHERE("LIB", NULL, "gpuledger run", "path of libgpuledger.so if it is not where gpuledger was installed"),
+    ELSEWHERE("TORCH", "segments", "the Python package; gpuledger run --torch sets it",
+              "PyTorch's allocator: segments, blocks (the tensor ledger) or tensors"),
+    ELSEWHERE("TORCH_HOOKS", "1", "the Python package",
+              "0: no identity hooks (no tags, no steps from the optimizer)"),
+    ELSEWHERE("TORCH_SHIM", NULL, "the Python package", "path of a shim built elsewhere, used as it is"),
+    ELSEWHERE("CACHE_DIR", "${XDG_CACHE_HOME:-~/.cache}/gpuledger", "the Python package",
+              "where the PyTorch shims are built and kept"),
+    ELSEWHERE("PYTHONPATH", NULL, "gpuledger run", "the directory holding the gpuledger Python package"),
 };
 const size_t gl_config_nvars = sizeof gl_config_vars / sizeof gl_config_vars[0];
 
@@ -103,6 +117,8 @@ static int set(struct gl_config *c, const struct gl_config_var *v, const char *s
     unsigned long u = v->def;
     int i = (int)v->def;
     switch (v->type) {
+    case GL_CFG_ELSEWHERE:
+        return 0;
     case GL_CFG_STRING:
         *(const char **)(void *)field = s && *s ? s : v->shown;
         return 0;

@@ -37,7 +37,10 @@ struct gl_config {
     int preloaded;         /* not a variable: loaded through LD_PRELOAD (our symbol hooks are live) */
 };
 
-enum gl_config_type { GL_CFG_BOOL, GL_CFG_UINT, GL_CFG_ENUM, GL_CFG_STRING };
+/* GL_CFG_ELSEWHERE: a variable another part of gpuledger reads (the
+ * launcher, the Python package), listed here so that the README's table,
+ * the man page and this table are one list; the library ignores it. */
+enum gl_config_type { GL_CFG_BOOL, GL_CFG_UINT, GL_CFG_ENUM, GL_CFG_STRING, GL_CFG_ELSEWHERE };
 
 struct gl_config_word {
     const char *word; /* matched without regard to case */
@@ -54,6 +57,7 @@ struct gl_config_var {
     const struct gl_config_word *words; /* ENUM: the words it takes ({NULL} ends) */
     const char *expect;                 /* ENUM: the words as a bad value's warning lists them */
     const char *help;                   /* one line; NULL: internal (set by the launcher) */
+    const char *reader;                 /* ELSEWHERE: what reads it ("gpuledger run") */
 };
 
 extern const struct gl_config_var gl_config_vars[];

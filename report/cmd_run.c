@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "help.h"
+#include "paths.h"
 #include "render.h"
 #include "reader.h"
 #include "run_python.h"
@@ -24,40 +26,11 @@
 
 static void run_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: gpuledger run [options] [--] CMD [ARGS...]\n"
-            "\n"
-            "Run CMD with gpuledger recording its GPU memory operations. Every process\n"
-            "of CMD that uses CUDA writes its own SQLite database.\n"
-            "\n"
-            "options:\n"
-            "  -o, --output PATTERN  database path; %%p pid, %%h host, %%r rank (RANK or\n"
-            "                        LOCAL_RANK, else 0), %%%% a percent sign; a\n"
-            "                        directory: DIR/gpuledger-PID.db inside it\n"
-            "                        (default: gpuledger-%%p.db; env GPULEDGER_OUTPUT)\n"
-            "  -d, --depth N         native stack frames per event, 0-256 (default 48)\n"
-            "      --python MODE     on (default): Python frames (CPython 3.9-3.13) with the\n"
-            "                        native frames above them; mixed: also every native\n"
-            "                        frame between them (slower); only: Python frames\n"
-            "                        alone where there are any (cheapest; what PyTorch's\n"
-            "                        stacks=\"python\" keeps); off: native only\n"
-            "      --no-cupti        do not use CUPTI (keeps it free for other profilers)\n"
-            "      --torch MODE      segments (default): leave PyTorch's caching allocator\n"
-            "                        alone, the ledger shows its segments; blocks: also\n"
-            "                        every tensor block inside them, with its stack and\n"
-            "                        category (attaches to the allocator; builds a small\n"
-            "                        C++ shim against your torch once, with g++);\n"
-            "                        tensors: PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync,\n"
-            "                        every tensor a CUDA allocation\n"
-            "  -q, --quiet           no summary line at the end\n"
-            "  -h, --help            this text\n"
-            "\n"
-            "The exit status is CMD's (128+N if it was killed by signal N; 127 if it\n"
-            "could not be run). Variables: see README.md (GPULEDGER_*).\n");
+    fputs(gl_usage_run, f);
 }
 
-/* libgpuledger.so next to this executable (build tree or install), or
- * GPULEDGER_LIB. */
+/* libgpuledger.so: GPULEDGER_LIB, the build tree, the installation this
+ * executable belongs to (paths.h). */
 static int find_library(char *out, size_t sz)
 {
     const char *env = getenv("GPULEDGER_LIB");
@@ -69,28 +42,18 @@ static int find_library(char *out, size_t sz)
         snprintf(out, sz, "%s", env);
         return 0;
     }
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        n = 0;
-    exe[n] = 0;
-    char *slash = strrchr(exe, '/');
-    if (slash)
-        *slash = 0;
-    const char *rel[] = {"/../interpose/libgpuledger.so", "/libgpuledger.so", "/../lib/libgpuledger.so",
-                         "/../lib/x86_64-linux-gnu/libgpuledger.so", "/../lib64/libgpuledger.so"};
-    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-        char cand[PATH_MAX];
-        snprintf(cand, sizeof cand, "%s%s", exe, rel[i]);
-        if (access(cand, R_OK) == 0 && realpath(cand, out))
-            return 0;
+    char exe[PATH_MAX], cand[PATH_MAX + 32], real[PATH_MAX];
+    gl_exe_dir(exe, sizeof exe);
+    snprintf(cand, sizeof cand, "%s/../interpose/libgpuledger.so", exe); /* build/report/gpuledger */
+    if (access(cand, R_OK) == 0 && realpath(cand, real) && strlen(real) < sz) {
+        snprintf(out, sz, "%s", real);
+        return 0;
     }
-    snprintf(out, sz, "%s/libgpuledger.so", GL_LIBDIR);
-    if (access(out, R_OK) == 0)
+    if (gl_find_installed(GL_LIBDIR, "libgpuledger.so", out, sz) == 0)
         return 0;
     fprintf(stderr,
-            "gpuledger: cannot find libgpuledger.so next to %s or in %s; set GPULEDGER_LIB to its path\n", exe,
-            GL_LIBDIR);
+            "gpuledger: cannot find libgpuledger.so (looked next to %s and in %s); set GPULEDGER_LIB to its path\n",
+            exe, GL_LIBDIR);
     return -1;
 }
 

@@ -1,5 +1,6 @@
 /* help.c — the help text of the gpuledger command and each verb (--help,
- * and on stderr after a usage error), in one place. */
+ * and on stderr after a usage error), in one place; the man page and the
+ * bash completion are generated from it (docgen.c). */
 #include "help.h"
 
 const char gl_usage_main[] =
@@ -21,9 +22,41 @@ const char gl_usage_main[] =
     "\n"
     "options:\n"
     "  -h, --help      this text\n"
-    "  -V, --version   print the version\n"
+    "  -V, --version   print the version, the database schema version and the\n"
+    "                  CUDA and CUPTI versions gpuledger was built against\n"
     "\n"
     "Each command takes --help. The database schema is documented in README.md.\n";
+
+const char gl_usage_run[] =
+    "usage: gpuledger run [options] [--] CMD [ARGS...]\n"
+    "\n"
+    "Run CMD with gpuledger recording its GPU memory operations. Every process\n"
+    "of CMD that uses CUDA writes its own SQLite database.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output PATTERN  database path; %p pid, %h host, %r rank (RANK or\n"
+    "                        LOCAL_RANK, else 0), %% a percent sign; a\n"
+    "                        directory: DIR/gpuledger-PID.db inside it\n"
+    "                        (default: gpuledger-%p.db; env GPULEDGER_OUTPUT)\n"
+    "  -d, --depth N         native stack frames per event, 0-256 (default 48)\n"
+    "      --python MODE     on (default): Python frames (CPython 3.9-3.13) with the\n"
+    "                        native frames above them; mixed: also every native\n"
+    "                        frame between them (slower); only: Python frames\n"
+    "                        alone where there are any (cheapest; what PyTorch's\n"
+    "                        stacks=\"python\" keeps); off: native only\n"
+    "      --no-cupti        do not use CUPTI (keeps it free for other profilers)\n"
+    "      --torch MODE      segments (default): leave PyTorch's caching allocator\n"
+    "                        alone, the ledger shows its segments; blocks: also\n"
+    "                        every tensor block inside them, with its stack and\n"
+    "                        category (attaches to the allocator; builds a small\n"
+    "                        C++ shim against your torch once, with g++);\n"
+    "                        tensors: PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync,\n"
+    "                        every tensor a CUDA allocation\n"
+    "  -q, --quiet           no summary line at the end\n"
+    "  -h, --help            this text\n"
+    "\n"
+    "The exit status is CMD's (128+N if it was killed by signal N; 127 if it\n"
+    "could not be run). Variables: see README.md (GPULEDGER_*).\n";
 
 const char gl_usage_report[] =
     "usage: gpuledger report [options] DB...\n"
@@ -135,3 +168,10 @@ const char gl_usage_summary[] =
     "\n"
     "One line per database: events, peak device bytes,\n"
     "allocations never freed, out-of-memory failures, dropped events.\n";
+
+const struct gl_help_page gl_help_pages[] = {
+    {"run", gl_usage_run},     {"report", gl_usage_report}, {"leaks", gl_usage_leaks},
+    {"holes", gl_usage_holes}, {"gate", gl_usage_gate},     {"diff", gl_usage_diff},
+    {"export", gl_usage_export}, {"summary", gl_usage_summary},
+};
+const size_t gl_help_npages = sizeof gl_help_pages / sizeof gl_help_pages[0];

@@ -5,9 +5,16 @@
 
 #include "commands.h"
 #include "help.h"
+#include "schema.h"
 
 #ifndef GL_VERSION
 #define GL_VERSION "0.0.0"
+#endif
+#ifndef GL_CUDA_VERSION
+#define GL_CUDA_VERSION 0
+#endif
+#ifndef GL_CUPTI_VERSION
+#define GL_CUPTI_VERSION 0
 #endif
 
 /* Each verb and what it needs (cli.h). */
@@ -22,6 +29,20 @@ static const struct gl_cmd commands[] = {
     {"export", cmd_export, &gl_export_spec, GL_NEEDS_ONE_DB | GL_NEEDS_RULES | GL_NEEDS_OUTPUT | GL_NEEDS_FORMAT},
 };
 
+/* The version, the schema it writes and reads, and the CUDA headers it was
+ * built with (cuda.h's CUDA_VERSION, cupti_version.h's CUPTI_API_VERSION). */
+static void print_version(void)
+{
+    printf("gpuledger %s\n", GL_VERSION);
+    printf("database schema version %d (reads versions 1 to %d)\n", GL_SCHEMA_VERSION, GL_SCHEMA_VERSION);
+    printf("built against CUDA %d.%d (CUDA_VERSION %d), ", GL_CUDA_VERSION / 1000, GL_CUDA_VERSION % 1000 / 10,
+           GL_CUDA_VERSION);
+    if (GL_CUPTI_VERSION)
+        printf("CUPTI API version %d\n", GL_CUPTI_VERSION);
+    else
+        printf("without CUPTI (built with -Dcupti=disabled or no cupti.h)\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -34,7 +55,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(verb, "-V") || !strcmp(verb, "--version")) {
-        printf("gpuledger %s\n", GL_VERSION);
+        print_version();
         return 0;
     }
     if (!strcmp(verb, "run"))

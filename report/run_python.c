@@ -11,11 +11,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "paths.h"
+
 #ifndef GL_SOURCE_PYDIR
 #define GL_SOURCE_PYDIR ""
 #endif
-#ifndef GL_DATADIR
-#define GL_DATADIR "/usr/local/share"
+#ifndef GL_PYDIR
+#define GL_PYDIR "/usr/local/lib/python3/site-packages"
 #endif
 
 static int has_package(const char *dir)
@@ -26,8 +28,8 @@ static int has_package(const char *dir)
 }
 
 /* The directory holding the gpuledger package: GPULEDGER_PYTHONPATH, the
- * source tree next to the build (or the one it was built from), or the
- * installed copy. */
+ * source tree of a build directory inside it, the installed copy (paths.h),
+ * or the source tree it was built from. */
 static int find_pydir(char *out, size_t sz)
 {
     const char *env = getenv("GPULEDGER_PYTHONPATH");
@@ -35,25 +37,20 @@ static int find_pydir(char *out, size_t sz)
         snprintf(out, sz, "%s", env);
         return has_package(out) ? 0 : -1;
     }
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[n > 0 ? n : 0] = 0;
-    char *slash = strrchr(exe, '/');
-    if (slash)
-        *slash = 0;
-    const char *cands[] = {"/../../python", "/../share/gpuledger/python"};
-    for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++) {
-        char c[PATH_MAX + 64];
-        snprintf(c, sizeof c, "%s%s", exe, cands[i]);
-        if (has_package(c) && realpath(c, out))
-            return 0;
+    char exe[PATH_MAX], c[PATH_MAX + 64];
+    gl_exe_dir(exe, sizeof exe);
+    snprintf(c, sizeof c, "%s/../../python", exe); /* build/report/gpuledger */
+    if (has_package(c) && realpath(c, out))
+        return 0;
+    const char *probe = "/gpuledger/_boot/sitecustomize.py";
+    if (gl_find_installed(GL_PYDIR, probe + 1, out, sz) == 0) {
+        out[strlen(out) - strlen(probe)] = 0;
+        return 0;
     }
-    const char *fixed[] = {GL_SOURCE_PYDIR, GL_DATADIR "/gpuledger/python"};
-    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
-        if (fixed[i][0] && has_package(fixed[i])) {
-            snprintf(out, sz, "%s", fixed[i]);
-            return 0;
-        }
+    if (GL_SOURCE_PYDIR[0] && has_package(GL_SOURCE_PYDIR)) {
+        snprintf(out, sz, "%s", GL_SOURCE_PYDIR);
+        return 0;
+    }
     return -1;
 }
 
