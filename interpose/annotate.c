@@ -23,6 +23,7 @@ static void label_event(int api, const char *label)
 
 GL_EXPORT void gpuledger_mark(const char *label)
 {
+    gl_sample_pools_at_mark(); /* the pools' cache as the step ends, before its mark */
     label_event(GL_API_gpuledger_mark, label);
     gl_usage_at_mark(); /* the process's own figure at each step */
 }

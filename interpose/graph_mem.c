@@ -11,26 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture_gate.h"
 #include "clock.h"
 #include "cuda_extra.h"
 #include "real.h"
 #include "state.h"
 
 /* ---- stream capture -------------------------------------------------------- */
-
-_Atomic int gl_captures;
-
-void gl_capture_begun(void)
-{
-    atomic_fetch_add_explicit(&gl_captures, 1, memory_order_relaxed);
-}
-
-void gl_capture_ended(void)
-{
-    int n = atomic_load_explicit(&gl_captures, memory_order_relaxed);
-    while (n > 0 && !atomic_compare_exchange_weak(&gl_captures, &n, n - 1))
-        ;
-}
 
 typedef CUresult (*capture_info_v3_fn)(CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *,
                                        const CUgraphNode **, const CUgraphEdgeData **, size_t *);
@@ -254,17 +241,26 @@ int gl_graph_pool_sample(int device, uint64_t *reserved)
     }
     if (device < 0 || device >= MAXDEV)
         return 0;
+    /* a stream capturing: the last reservation read stands (capture_gate.h) */
+    *reserved = atomic_load(&last_reserved[device]);
+    if (!gl_own_call_begin())
+        return 0;
     cuuint64_t res = 0, high = 0, used = 0, used_high = 0;
     if (attr(device, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, &res) != CUDA_SUCCESS ||
-        attr(device, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH, &high) != CUDA_SUCCESS)
+        attr(device, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH, &high) != CUDA_SUCCESS) {
+        gl_own_call_end();
         return 0;
+    }
     *reserved = res;
     uint64_t old_res = atomic_exchange(&last_reserved[device], res);
     uint64_t old_high = atomic_exchange(&last_high[device], high);
-    if (old_res == res && old_high == high)
+    if (old_res == res && old_high == high) {
+        gl_own_call_end();
         return 0;
+    }
     attr(device, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, &used);
     attr(device, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &used_high);
+    gl_own_call_end();
     /* internal encoding, named by the store's graph_pool_samples columns */
     struct gl_call c = {.api = GL_API_graph_pool_sample, .device = device, .size = res, .aux = used,
                         .addr = high, .pool = used_high};

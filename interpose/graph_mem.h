@@ -10,21 +10,18 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "capture_gate.h"
 #include "recorder.h"
 
 /* ---- stream capture ---- */
 
-/* A capture began / one ended (from the cuStreamBeginCapture* and
- * cuStreamEndCapture wrappers). */
-void gl_capture_begun(void);
-void gl_capture_ended(void);
 /* Is `stream` capturing (also a capture already invalidated)? per_thread:
  * the call was a _ptsz one (stream 0 is then the thread's default stream). */
 int gl_stream_capturing(uint64_t stream, int per_thread);
 /* If c->stream is capturing, turn the call into the definition of a graph
  * memory node: op (GL_OP_GRAPH_ALLOC or _FREE), kind graph, aux the graph.
- * Costs one atomic load while no stream captures. */
-extern _Atomic int gl_captures; /* streams capturing now, as far as the wrappers saw */
+ * Costs one atomic load while no stream captures (gl_captures:
+ * capture_gate.h). */
 void gl_capture_mark_slow(struct gl_call *c, int per_thread, int op);
 static inline void gl_capture_mark(struct gl_call *c, int per_thread, int op)
 {
@@ -62,7 +59,8 @@ const struct gl_graph_exec *gl_graph_exec_find(uint64_t exec);
 /* Read the pool of `device`; record a graph-pool sample (reserved, used,
  * both high-water marks) if the reservation or its high-water mark moved
  * since the last one recorded. Returns 1 if it moved; *reserved: the pool's
- * reservation now (0 if it cannot be read). */
+ * reservation now (0 if it cannot be read), or while a stream captures
+ * (no query then: capture_gate.h) the last one read. */
 int gl_graph_pool_sample(int device, uint64_t *reserved);
 
 #endif

@@ -1,9 +1,11 @@
 /* hooks_graph.c — CUDA-graph memory, at the driver entry points (the
  * runtime's cudaStreamBeginCapture, cudaGraphInstantiate, cudaGraphLaunch…
  * reach them through cuGetProcAddress, dynamic or static cudart alike):
- *  - stream capture begin / end: which streams capture (graph_mem.c), so
- *    that a captured cudaMallocAsync is recorded as a graph allocation node
- *    (op graph_alloc, with its stack and graph) and not as memory in use;
+ *  - stream capture begin / end: how many streams capture (counted before
+ *    the capture begins: capture_gate.h keeps gpuledger's own queries away
+ *    from it), so that a captured cudaMallocAsync is recorded as a graph
+ *    allocation node (op graph_alloc, with its stack and graph) and not as
+ *    memory in use;
  *  - cuGraphAddMemAllocNode / cuGraphAddMemFreeNode: nodes added by hand;
  *  - instantiation: the graph's memory nodes are read once, and an
  *    executable graph that has any joins the set launches look up;
@@ -16,8 +18,9 @@
  *    reservation left. */
 #include <errno.h>
 
-#include "cuda_extra.h"
+#include "capture_gate.h"
 #include "clock.h"
+#include "cuda_extra.h"
 #include "graph_mem.h"
 #include "usage.h"
 #include "wrap.h"
@@ -32,9 +35,13 @@
         GL_REAL(sym);                                                                              \
         if (!real)                                                                                 \
             return DRV_FAIL;                                                                       \
+        gl_capture_opening(); /* before: no own query may overlap it */                           \
         CUresult r = CALL;                                                                         \
-        if (r == CUDA_SUCCESS)                                                                     \
-            gl_capture_begun();                                                                    \
+        if (r != CUDA_SUCCESS) {                                                                   \
+            int saved = errno;                                                                     \
+            gl_capture_closed();                                                                   \
+            errno = saved;                                                                         \
+        }                                                                                          \
         return r;                                                                                  \
     }
 BEGIN_CAPTURE(cuStreamBeginCapture_v2, real(s, mode), (CUstream s, CUstreamCaptureMode mode))
@@ -58,7 +65,7 @@ BEGIN_CAPTURE(cuStreamBeginCaptureToGraph_ptsz, real(s, g, deps, data, n, mode),
         errno = saved;                                                                             \
         CUresult r = real(s, g);                                                                   \
         if (was)                                                                                   \
-            gl_capture_ended();                                                                    \
+            gl_capture_closed();                                                                   \
         return r;                                                                                  \
     }
 END_CAPTURE(cuStreamEndCapture, 0)

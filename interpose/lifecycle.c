@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capture_gate.h"
 #include "clock.h"
 #include "real.h"
 #include "relay.h"
@@ -102,6 +103,7 @@ static void fork_child(void)
     pthread_mutex_init(&gl_st.fork_lock, NULL);
     gl_py_after_fork();
     gl_unwind_after_fork();
+    gl_capture_gate_after_fork();
     /* Only the forking thread exists here. The parent's SQLite connection
      * must never be used (nor closed) in the child: leave it, and start a
      * fresh database of the child's own on its first event. */

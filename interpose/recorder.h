@@ -50,6 +50,9 @@ void gl_record_at(const struct gl_call *c, uint64_t ts_ns);
  * inside a wrapped call after it succeeded. now: the call's event
  * stamp (gl_stamp units; 0: read the clock). */
 void gl_sample_after(int stream_ordered, int device, uint64_t pool, uint64_t now);
+/* At a gpuledger_mark: a sample of the pools of every device a
+ * stream-ordered call was made on (the step's pool cache). */
+void gl_sample_pools_at_mark(void);
 
 /* The runtime API this thread is inside (0: none), from a CUPTI runtime
  * callback: the next event of the same operation is named after it. */

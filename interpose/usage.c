@@ -2,7 +2,8 @@
  * machine without it, or a container without its pids, falls back to the
  * next source). Its functions are called from application threads only at
  * start-up, when the writer asks (a new high-water mark) and at exit; they
- * need no CUDA context. */
+ * need no CUDA context, and make no CUDA call: they are asked while a
+ * stream captures too, the driver queries are not (capture_gate.h). */
 #include "usage.h"
 
 #include <dlfcn.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capture_gate.h"
 #include "clock.h"
 #include "cuda_extra.h"
 #include "real.h"
@@ -124,25 +126,41 @@ static int current_device(void)
 }
 typedef CUresult (*mem_info_fn)(size_t *, size_t *);
 
-static nvmlDevice_t nvml_device(int device)
+/* NVML's handle of a CUDA device; *deferred: it must be looked up (a
+ * driver query) while a stream captures, which waits for the next sample. */
+static nvmlDevice_t nvml_device(int device, int *deferred)
 {
     int st = atomic_load_explicit(&handle_state[device], memory_order_acquire);
     if (st)
         return st == 1 ? handle_of[device] : NULL;
+    if (!gl_own_call_begin()) {
+        *deferred = 1;
+        return NULL;
+    }
     bus_id_fn bus_id = (bus_id_fn)gl_driver_sym("cuDeviceGetPCIBusId");
     char bus[64];
     nvmlDevice_t h = NULL;
     if (bus_id && bus_id(bus, (int)sizeof bus, device) == CUDA_SUCCESS && nv.by_bus(bus, &h) != 0)
         h = NULL;
+    gl_own_call_end();
     handle_of[device] = h;
     atomic_store_explicit(&handle_state[device], h ? 1 : 2, memory_order_release);
     return h;
 }
 
-/* The process's figure on `device` and where it comes from (0: none). */
+#define DEFERRED (-1)
+
+/* The process's figure on `device` and where it comes from (0: none;
+ * DEFERRED: only a driver query could tell, and a stream captures). NVML
+ * is no CUDA call: it is asked during captures too. */
 static int figure(int device, uint64_t *bytes)
 {
-    nvmlDevice_t h = atomic_load_explicit(&nv_state, memory_order_acquire) == NV_READY ? nvml_device(device) : NULL;
+    int deferred = 0;
+    nvmlDevice_t h = atomic_load_explicit(&nv_state, memory_order_acquire) == NV_READY
+                         ? nvml_device(device, &deferred)
+                         : NULL;
+    if (deferred)
+        return DEFERRED;
     if (h && nv.processes) {
         nvmlProcessInfo_t infos[64];
         unsigned n = 64;
@@ -164,23 +182,29 @@ static int figure(int device, uint64_t *bytes)
     /* the device of the context current here, if it is this one */
     if (current_device() != device)
         return 0;
+    if (!gl_own_call_begin())
+        return DEFERRED;
     mem_info_fn info = (mem_info_fn)gl_driver_sym("cuMemGetInfo_v2");
     size_t free_b = 0, total = 0;
+    int source = 0;
     if (info && info(&free_b, &total) == CUDA_SUCCESS && total >= free_b) {
         *bytes = total - free_b;
-        return GL_USAGE_MEMINFO;
+        source = GL_USAGE_MEMINFO;
     }
-    return 0;
+    gl_own_call_end();
+    return source;
 }
 
-static void sample(int device, uint64_t stamp)
+/* Returns 0, or DEFERRED. */
+static int sample(int device, uint64_t stamp)
 {
     uint64_t bytes = 0;
     int source = figure(device, &bytes);
-    if (!source)
-        return;
+    if (source <= 0)
+        return source;
     struct gl_call c = {.api = GL_API_usage_sample, .device = device, .size = bytes, .aux = (uint64_t)source};
     gl_record_state(&c, stamp);
+    return 0;
 }
 
 void gl_usage_after_call_slow(int device, uint64_t stamp)
@@ -199,7 +223,8 @@ void gl_usage_after_call_slow(int device, uint64_t stamp)
         return;
     atomic_store_explicit(&next_allowed[device], stamp + period, memory_order_relaxed);
     int saved = errno;
-    sample(device, stamp);
+    if (sample(device, stamp) == DEFERRED) /* still wanted: after the capture */
+        atomic_fetch_or_explicit(&gl_usage_state[device], GL_USAGE_WANTED, memory_order_relaxed);
     errno = saved;
 }
 

@@ -110,8 +110,10 @@ CUresult cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *desc)
     } params = {pHandle, desc};
     CUresult r = CUDA_SUCCESS;
     SITE(cuArrayCreate_v2, &params, CUPTI_API_ENTER, &r);
-    r = CUDA_ERROR_INVALID_VALUE;
-    if (desc) {
+    r = fake_capture_unsafe("cuArrayCreate");
+    if (r == CUDA_SUCCESS && !desc)
+        r = CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS) {
         CUDA_ARRAY3D_DESCRIPTOR d3 = {.Width = desc->Width, .Height = desc->Height, .Depth = 0,
                                       .Format = desc->Format, .NumChannels = desc->NumChannels, .Flags = 0};
         r = make((void **)pHandle, &d3, 1, 0);
@@ -128,7 +130,9 @@ CUresult cuArray3DCreate_v2(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *des
     } params = {pHandle, desc};
     CUresult r = CUDA_SUCCESS;
     SITE(cuArray3DCreate_v2, &params, CUPTI_API_ENTER, &r);
-    r = make((void **)pHandle, desc, 1, 0);
+    r = fake_capture_unsafe("cuArray3DCreate");
+    if (r == CUDA_SUCCESS)
+        r = make((void **)pHandle, desc, 1, 0);
     SITE(cuArray3DCreate_v2, &params, CUPTI_API_EXIT, &r);
     return r;
 }
@@ -142,7 +146,9 @@ CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle, const CUDA_ARRAY3D_DE
     } params = {pHandle, desc, levels};
     CUresult r = CUDA_SUCCESS;
     SITE(cuMipmappedArrayCreate, &params, CUPTI_API_ENTER, &r);
-    r = levels ? make((void **)pHandle, desc, levels, 1) : CUDA_ERROR_INVALID_VALUE;
+    r = fake_capture_unsafe("cuMipmappedArrayCreate");
+    if (r == CUDA_SUCCESS)
+        r = levels ? make((void **)pHandle, desc, levels, 1) : CUDA_ERROR_INVALID_VALUE;
     SITE(cuMipmappedArrayCreate, &params, CUPTI_API_EXIT, &r);
     return r;
 }
@@ -154,7 +160,9 @@ CUresult cuArrayDestroy(CUarray hArray)
     } params = {hArray};
     CUresult r = CUDA_SUCCESS;
     SITE(cuArrayDestroy, &params, CUPTI_API_ENTER, &r);
-    r = destroy(hArray, 0);
+    r = fake_capture_unsafe("cuArrayDestroy");
+    if (r == CUDA_SUCCESS)
+        r = destroy(hArray, 0);
     SITE(cuArrayDestroy, &params, CUPTI_API_EXIT, &r);
     return r;
 }
@@ -166,7 +174,9 @@ CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray)
     } params = {hMipmappedArray};
     CUresult r = CUDA_SUCCESS;
     SITE(cuMipmappedArrayDestroy, &params, CUPTI_API_ENTER, &r);
-    r = destroy(hMipmappedArray, 1);
+    r = fake_capture_unsafe("cuMipmappedArrayDestroy");
+    if (r == CUDA_SUCCESS)
+        r = destroy(hMipmappedArray, 1);
     SITE(cuMipmappedArrayDestroy, &params, CUPTI_API_EXIT, &r);
     return r;
 }

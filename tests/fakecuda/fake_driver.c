@@ -304,17 +304,21 @@ CUresult cuCtxGetDevice(CUdevice *device)
 
 CUresult cuCtxSynchronize(void)
 {
+    FAKE_UNSAFE("cuCtxSynchronize");
     return fake_pool_sync_all();
 }
 
 CUresult cuStreamSynchronize(CUstream s)
 {
-    (void)s;
+    CUresult r;
+    if (fake_capture_sync(s, &r))
+        return r;
     return fake_pool_sync_all();
 }
 
 CUresult cuMemGetInfo_v2(size_t *free_b, size_t *total)
 {
+    FAKE_UNSAFE("cuMemGetInfo");
     int d = fake_current_device();
     if (total)
         *total = fake_total();
@@ -341,6 +345,12 @@ CUresult cuGetErrorString(CUresult error, const char **str)
     switch (error) {
     case CUDA_SUCCESS:
         *str = "no error";
+        break;
+    case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED:
+        *str = "operation not permitted when stream is capturing";
+        break;
+    case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED:
+        *str = "operation failed due to a previous error during capture";
         break;
     case CUDA_ERROR_OUT_OF_MEMORY:
         *str = "out of memory";
@@ -407,7 +417,9 @@ CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
     CUresult r = CUDA_SUCCESS;
     CUPTI_SITE(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, "cuMemAlloc_v2", &params, CUPTI_API_ENTER, &r);
     void *p = NULL;
-    r = alloc_kind(&p, bytesize, fake_current_device(), FAKE_DEVICE);
+    r = fake_capture_unsafe("cuMemAlloc");
+    if (r == CUDA_SUCCESS)
+        r = alloc_kind(&p, bytesize, fake_current_device(), FAKE_DEVICE);
     if (r == CUDA_SUCCESS)
         *dptr = (CUdeviceptr)(uintptr_t)p;
     CUPTI_SITE(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, "cuMemAlloc_v2", &params, CUPTI_API_EXIT, &r);
@@ -445,7 +457,9 @@ CUresult cuMemFree_v2(CUdeviceptr dptr)
     } params = {dptr};
     CUresult r = CUDA_SUCCESS;
     CUPTI_SITE(CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, "cuMemFree_v2", &params, CUPTI_API_ENTER, &r);
-    r = free_kind((uintptr_t)dptr, FAKE_DEVICE);
+    r = fake_capture_unsafe("cuMemFree");
+    if (r == CUDA_SUCCESS)
+        r = free_kind((uintptr_t)dptr, FAKE_DEVICE);
     if (r == CUDA_ERROR_INVALID_VALUE)
         r = free_kind((uintptr_t)dptr, FAKE_MANAGED);
     if (r == CUDA_ERROR_INVALID_VALUE && fake_graph_free(dptr))
@@ -457,6 +471,7 @@ CUresult cuMemFree_v2(CUdeviceptr dptr)
 CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 {
     (void)flags;
+    FAKE_UNSAFE("cuMemAllocManaged");
     void *p = NULL;
     CUresult r = alloc_kind(&p, bytesize, fake_current_device(), FAKE_MANAGED);
     if (r == CUDA_SUCCESS)
@@ -466,17 +481,20 @@ CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flag
 
 CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
 {
+    FAKE_UNSAFE("cuMemAllocHost");
     return alloc_kind(pp, bytesize, -1, FAKE_HOST);
 }
 
 CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
 {
     (void)flags;
+    FAKE_UNSAFE("cuMemHostAlloc");
     return alloc_kind(pp, bytesize, -1, FAKE_HOST);
 }
 
 CUresult cuMemFreeHost(void *p)
 {
+    FAKE_UNSAFE("cuMemFreeHost");
     return free_kind((uintptr_t)p, FAKE_HOST);
 }
 

@@ -21,11 +21,35 @@
  *    first);
  *  - cuDeviceGraphMemTrim releases the reservation down to the bytes in use;
  *  - the first launch on a device (a graph or a kernel) also reserves the
- *    device's local memory (fake_driver.c's fixed overhead).
+ *    device's local memory (fake_driver.c's fixed overhead);
+ *  - stream capture follows CUDA's rules on potentially unsafe calls
+ *    (cuda_runtime_api.h, cudaThreadExchangeStreamCaptureMode): each thread
+ *    has a mode (global by default; cuThreadExchangeStreamCaptureMode swaps
+ *    it); a thread in global mode is barred while it has a capture not
+ *    begun in relaxed mode, or while another thread has one begun in global
+ *    mode; in thread-local mode only by its own; in relaxed mode never. A
+ *    barred call fails with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and
+ *    invalidates the captures that barred it: their streams then refuse
+ *    work (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED), report status
+ *    invalidated, and their cuStreamEndCapture returns that error and no
+ *    graph. The fake's potentially unsafe calls (fake_capture_unsafe):
+ *    the synchronous allocations and frees (cudaMalloc is CUDA's example:
+ *    cuMemAlloc, cuMemAllocPitch, cuMemAllocManaged, cuMemAllocHost,
+ *    cuMemHostAlloc, cuMemFree, cuMemFreeHost, the array creates and
+ *    destroys), cuCtxSynchronize, a cuStreamSynchronize of a capturing
+ *    stream, and the device-memory queries cuMemGetInfo,
+ *    cuMemPoolGetAttribute and cuDeviceGetGraphMemAttribute (on the H200,
+ *    a pool or device query made after a captured cudaMallocAsync
+ *    invalidated the capture: the fake holds every such query to the rule).
+ *    A capture cannot begin on the legacy stream, must end on its thread
+ *    unless relaxed (CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD), and a capture
+ *    query of the legacy stream while a stream captures answers
+ *    CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, leaving the capture alone.
  * Everything is reachable from globals until exit (nothing "leaks"). */
 #include <cupti_callbacks.h>
 #include <cupti_driver_cbid.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -73,7 +97,11 @@ static struct {
     CUstream stream;
     struct fgraph *graph;
     cuuint64_t id;
+    CUstreamCaptureMode mode;
+    pthread_t owner; /* the thread that began it */
+    int invalid;     /* a barred call invalidated it */
 } captures[MAX_CAPTURES];
+static __thread CUstreamCaptureMode thread_mode; /* CU_STREAM_CAPTURE_MODE_GLOBAL (0) */
 static cuuint64_t next_capture_id = 1;
 static _Atomic int ncaptures; /* streams capturing: stream-ordered calls look no further while 0 */
 
@@ -142,15 +170,86 @@ static CUresult add_alloc(struct fgraph *g, size_t request, int dev, CUdeviceptr
     return CUDA_SUCCESS;
 }
 
-static struct fgraph *capturing(CUstream s, cuuint64_t *id)
+/* The capture slot of stream s (-1: not capturing). */
+static int capture_slot(CUstream s)
 {
     for (int i = 0; i < MAX_CAPTURES; i++)
-        if (captures[i].graph && captures[i].stream == s) {
-            if (id)
-                *id = captures[i].id;
-            return captures[i].graph;
+        if (captures[i].graph && captures[i].stream == s)
+            return i;
+    return -1;
+}
+
+static struct fgraph *capturing(CUstream s, cuuint64_t *id)
+{
+    int i = capture_slot(s);
+    if (i < 0)
+        return NULL;
+    if (id)
+        *id = captures[i].id;
+    return captures[i].graph;
+}
+
+static int is_legacy(CUstream s)
+{
+    return s == NULL || s == CU_STREAM_LEGACY;
+}
+
+CUresult fake_capture_unsafe(const char *what)
+{
+    if (!atomic_load_explicit(&ncaptures, memory_order_relaxed) || thread_mode == CU_STREAM_CAPTURE_MODE_RELAXED)
+        return CUDA_SUCCESS;
+    int barred = 0;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < MAX_CAPTURES; i++) {
+        if (!captures[i].graph)
+            continue;
+        int mine = pthread_equal(captures[i].owner, pthread_self());
+        if ((mine && captures[i].mode != CU_STREAM_CAPTURE_MODE_RELAXED) ||
+            (!mine && thread_mode == CU_STREAM_CAPTURE_MODE_GLOBAL && captures[i].mode == CU_STREAM_CAPTURE_MODE_GLOBAL)) {
+            captures[i].invalid = 1;
+            barred = 1;
         }
-    return NULL;
+    }
+    pthread_mutex_unlock(&lock);
+    if (barred && getenv("FAKECUDA_DEBUG"))
+        fprintf(stderr, "fakecuda: %s during a stream capture: capture invalidated\n", what);
+    return barred ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+}
+
+CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+    if (!mode || (unsigned)*mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUstreamCaptureMode old = thread_mode;
+    thread_mode = *mode;
+    *mode = old;
+    return CUDA_SUCCESS;
+}
+
+int fake_capture_stream(CUstream s, CUresult *r)
+{
+    if (!atomic_load_explicit(&ncaptures, memory_order_relaxed))
+        return 0;
+    pthread_mutex_lock(&lock);
+    int i = capture_slot(s);
+    if (i >= 0)
+        *r = captures[i].invalid ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED : CUDA_SUCCESS;
+    pthread_mutex_unlock(&lock);
+    return i >= 0;
+}
+
+int fake_capture_sync(CUstream s, CUresult *r)
+{
+    if (!atomic_load_explicit(&ncaptures, memory_order_relaxed))
+        return 0;
+    pthread_mutex_lock(&lock);
+    int i = capture_slot(s);
+    if (i >= 0) {
+        captures[i].invalid = 1; /* waiting for work that does not run */
+        *r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    pthread_mutex_unlock(&lock);
+    return i >= 0;
 }
 
 int fake_capture_alloc(CUstream s, size_t size, CUdeviceptr *out, CUresult *r)
@@ -158,25 +257,29 @@ int fake_capture_alloc(CUstream s, size_t size, CUdeviceptr *out, CUresult *r)
     if (!atomic_load_explicit(&ncaptures, memory_order_relaxed))
         return 0;
     pthread_mutex_lock(&lock);
-    struct fgraph *g = capturing(s, NULL);
-    if (g)
-        *r = add_alloc(g, size, fake_current_device(), out, NULL);
+    int i = capture_slot(s);
+    if (i >= 0)
+        *r = captures[i].invalid ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+                                 : add_alloc(captures[i].graph, size, fake_current_device(), out, NULL);
     pthread_mutex_unlock(&lock);
-    return g != NULL;
+    return i >= 0;
 }
 
-int fake_capture_free(CUstream s, CUdeviceptr ptr)
+int fake_capture_free(CUstream s, CUdeviceptr ptr, CUresult *r)
 {
     if (!atomic_load_explicit(&ncaptures, memory_order_relaxed))
         return 0;
     pthread_mutex_lock(&lock);
-    struct fgraph *g = capturing(s, NULL);
-    if (g) {
-        struct fnode *n = add_node(g, NODE_FREE);
+    int i = capture_slot(s);
+    if (i >= 0 && captures[i].invalid) {
+        *r = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    } else if (i >= 0) {
+        struct fnode *n = add_node(captures[i].graph, NODE_FREE);
         n->dptr = ptr;
+        *r = CUDA_SUCCESS;
     }
     pthread_mutex_unlock(&lock);
-    return g != NULL;
+    return i >= 0;
 }
 
 static struct fnode *live_at(CUdeviceptr ptr)
@@ -201,8 +304,12 @@ int fake_graph_free(CUdeviceptr ptr)
 
 /* ---- capture -------------------------------------------------------------- */
 
-static CUresult begin_capture(CUstream s, struct fgraph *into)
+static CUresult begin_capture(CUstream s, struct fgraph *into, CUstreamCaptureMode mode)
 {
+    if (is_legacy(s))
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if ((unsigned)mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+        return CUDA_ERROR_INVALID_VALUE;
     CUresult r = CUDA_ERROR_ILLEGAL_STATE;
     pthread_mutex_lock(&lock);
     if (!capturing(s, NULL))
@@ -211,6 +318,9 @@ static CUresult begin_capture(CUstream s, struct fgraph *into)
                 captures[i].stream = s;
                 captures[i].graph = into ? into : new_graph();
                 captures[i].id = next_capture_id++;
+                captures[i].mode = mode;
+                captures[i].owner = pthread_self();
+                captures[i].invalid = 0;
                 atomic_fetch_add(&ncaptures, 1);
                 r = CUDA_SUCCESS;
                 break;
@@ -221,8 +331,7 @@ static CUresult begin_capture(CUstream s, struct fgraph *into)
 
 CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
 {
-    (void)mode;
-    return begin_capture(s, NULL);
+    return begin_capture(s, NULL, mode);
 }
 
 CUresult cuStreamBeginCapture_v2_ptsz(CUstream s, CUstreamCaptureMode mode)
@@ -236,8 +345,7 @@ CUresult cuStreamBeginCaptureToGraph(CUstream s, CUgraph g, const CUgraphNode *d
     (void)deps;
     (void)data;
     (void)ndeps;
-    (void)mode;
-    return g ? begin_capture(s, (struct fgraph *)g) : CUDA_ERROR_INVALID_VALUE;
+    return g ? begin_capture(s, (struct fgraph *)g, mode) : CUDA_ERROR_INVALID_VALUE;
 }
 
 CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream s, CUgraph g, const CUgraphNode *deps,
@@ -250,15 +358,17 @@ CUresult cuStreamEndCapture(CUstream s, CUgraph *out)
 {
     CUresult r = CUDA_ERROR_ILLEGAL_STATE;
     pthread_mutex_lock(&lock);
-    for (int i = 0; i < MAX_CAPTURES; i++)
-        if (captures[i].graph && captures[i].stream == s) {
-            if (out)
-                *out = (CUgraph)captures[i].graph;
-            captures[i].graph = NULL;
-            atomic_fetch_sub(&ncaptures, 1);
-            r = CUDA_SUCCESS;
-            break;
-        }
+    int i = capture_slot(s);
+    if (i >= 0 && captures[i].mode != CU_STREAM_CAPTURE_MODE_RELAXED &&
+        !pthread_equal(captures[i].owner, pthread_self())) {
+        r = CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+    } else if (i >= 0) {
+        r = captures[i].invalid ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED : CUDA_SUCCESS;
+        if (out)
+            *out = r == CUDA_SUCCESS ? (CUgraph)captures[i].graph : NULL;
+        captures[i].graph = NULL;
+        atomic_fetch_sub(&ncaptures, 1);
+    }
     pthread_mutex_unlock(&lock);
     return r;
 }
@@ -268,14 +378,27 @@ CUresult cuStreamEndCapture_ptsz(CUstream s, CUgraph *out)
     return cuStreamEndCapture(s, out);
 }
 
-CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
+/* A stream's status; CUDA_ERROR_STREAM_CAPTURE_IMPLICIT for the legacy
+ * stream while any stream captures. */
+static CUresult status_of(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id, struct fgraph **graph)
 {
-    if (!st)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (is_legacy(s) && atomic_load(&ncaptures))
+        return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
     pthread_mutex_lock(&lock);
-    *st = capturing(s, NULL) ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+    int i = capture_slot(s);
+    *st = i < 0 ? CU_STREAM_CAPTURE_STATUS_NONE
+                : captures[i].invalid ? CU_STREAM_CAPTURE_STATUS_INVALIDATED : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    *id = i < 0 ? 0 : captures[i].id;
+    *graph = i < 0 ? NULL : captures[i].graph;
     pthread_mutex_unlock(&lock);
     return CUDA_SUCCESS;
+}
+
+CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
+{
+    cuuint64_t id;
+    struct fgraph *g;
+    return st ? status_of(s, st, &id, &g) : CUDA_ERROR_INVALID_VALUE;
 }
 
 CUresult cuStreamIsCapturing_ptsz(CUstream s, CUstreamCaptureStatus *st)
@@ -288,11 +411,11 @@ CUresult cuStreamGetCaptureInfo_v3(CUstream s, CUstreamCaptureStatus *st, cuuint
 {
     if (!st)
         return CUDA_ERROR_INVALID_VALUE;
-    pthread_mutex_lock(&lock);
     cuuint64_t cid = 0;
-    struct fgraph *g = capturing(s, &cid);
-    pthread_mutex_unlock(&lock);
-    *st = g ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+    struct fgraph *g = NULL;
+    CUresult r = status_of(s, st, &cid, &g);
+    if (r != CUDA_SUCCESS)
+        return r;
     if (id)
         *id = cid;
     if (graph)
@@ -583,7 +706,11 @@ CUresult cuGraphLaunch(CUgraphExec exec, CUstream s)
     CUresult r = CUDA_SUCCESS;
     FAKE_CUPTI_SITE(CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, "cuGraphLaunch", &params, CUPTI_API_ENTER, &r);
     struct fexec *e = (struct fexec *)exec;
-    r = !e || e->destroyed ? CUDA_ERROR_INVALID_VALUE : launch(e);
+    CUresult captured;
+    if (fake_capture_stream(s, &captured) && captured != CUDA_SUCCESS)
+        r = captured; /* the fake does not capture a graph launch into another graph */
+    else
+        r = !e || e->destroyed ? CUDA_ERROR_INVALID_VALUE : launch(e);
     FAKE_CUPTI_SITE(CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, "cuGraphLaunch", &params, CUPTI_API_EXIT, &r);
     return r;
 }
@@ -608,6 +735,9 @@ CUresult cuDeviceGraphMemTrim(CUdevice dev)
 
 CUresult cuDeviceGetGraphMemAttribute(CUdevice dev, CUgraphMem_attribute attr, void *value)
 {
+    CUresult unsafe = fake_capture_unsafe("cuDeviceGetGraphMemAttribute");
+    if (unsafe != CUDA_SUCCESS)
+        return unsafe;
     if (dev < 0 || dev >= fake_device_count() || !value)
         return CUDA_ERROR_INVALID_VALUE;
     cuuint64_t v;
@@ -654,12 +784,15 @@ CUresult cuDeviceSetGraphMemAttribute(CUdevice dev, CUgraphMem_attribute attr, v
                : CUDA_ERROR_INVALID_VALUE;
 }
 
-/* A kernel launch: nothing runs; the first one reserves local memory. */
+/* A kernel launch: nothing runs; the first one reserves local memory. On a
+ * capturing stream it is captured instead (nothing reserved). */
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shmem, CUstream s, void **params, void **extra)
 {
-    (void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shmem, (void)s, (void)params,
-        (void)extra;
+    (void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shmem, (void)params, (void)extra;
+    CUresult r;
+    if (fake_capture_stream(s, &r))
+        return r;
     fake_first_launch(fake_current_device());
     return CUDA_SUCCESS;
 }

@@ -51,8 +51,22 @@ void fake_first_launch(int dev);
  * a node instead (returns 1, *r the result); a free of a graph allocation
  * left live by a launch (returns 1 if ptr was one). */
 int fake_capture_alloc(CUstream s, size_t size, CUdeviceptr *out, CUresult *r);
-int fake_capture_free(CUstream s, CUdeviceptr ptr);
+int fake_capture_free(CUstream s, CUdeviceptr ptr, CUresult *r);
 int fake_graph_free(CUdeviceptr ptr);
+/* Stream capture's rules (fake_graph.c): before a potentially unsafe call,
+ * CUDA_SUCCESS or the error it fails with (what: its name, for
+ * FAKECUDA_DEBUG); work on a capturing stream (returns 1, *r
+ * CUDA_SUCCESS or CUDA_ERROR_STREAM_CAPTURE_INVALIDATED); a synchronisation
+ * of a capturing stream (returns 1, *r the error: it invalidates). */
+CUresult fake_capture_unsafe(const char *what);
+int fake_capture_stream(CUstream s, CUresult *r);
+int fake_capture_sync(CUstream s, CUresult *r);
+#define FAKE_UNSAFE(name)                                                                          \
+    do {                                                                                           \
+        CUresult unsafe_ = fake_capture_unsafe(name);                                              \
+        if (unsafe_ != CUDA_SUCCESS)                                                               \
+            return unsafe_;                                                                        \
+    } while (0)
 
 /* CUPTI driver callbacks around an API function (a no-op until a tool
  * subscribes through the fake libcupti). */

@@ -350,6 +350,7 @@ CUresult cuMemPoolTrimTo(CUmemoryPool hpool, size_t keep)
 
 CUresult cuMemPoolGetAttribute(CUmemoryPool hpool, CUmemPool_attribute attr, void *value)
 {
+    FAKE_UNSAFE("cuMemPoolGetAttribute");
     struct fpool *p = (struct fpool *)hpool;
     if (!p || !value)
         return CUDA_ERROR_INVALID_VALUE;
@@ -404,8 +405,9 @@ CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 
 CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 {
-    if (fake_capture_free(hStream, dptr))
-        return CUDA_SUCCESS; /* captured: a graph free node */
+    CUresult captured;
+    if (fake_capture_free(hStream, dptr, &captured))
+        return captured; /* captured: a graph free node */
     CUresult r = fake_pool_free(dptr);
     if (r == CUDA_ERROR_INVALID_VALUE && fake_graph_free(dptr))
         r = CUDA_SUCCESS; /* a graph allocation: back to the graph pool */

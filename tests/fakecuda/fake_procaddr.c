@@ -89,6 +89,7 @@ static const struct entry table[] = {
     E(cuMipmappedArrayDestroy),
     E(cuArrayGetMemoryRequirements),
     E(cuMipmappedArrayGetMemoryRequirements),
+    E(cuThreadExchangeStreamCaptureMode),
     {"cuStreamBeginCapture", (void *)&legacy_unsupported, (void *)&cuStreamBeginCapture_v2,
      (void *)&cuStreamBeginCapture_v2_ptsz, 10010},
     EP(cuStreamBeginCaptureToGraph, cuStreamBeginCaptureToGraph_ptsz),

@@ -25,6 +25,8 @@ static struct {
     CUresult (*ctx_set)(CUcontext);
     CUresult (*ctx_get_device)(CUdevice *);
     CUresult (*ctx_sync)(void);
+    CUresult (*stream_sync)(CUstream);
+    CUresult (*exchange_mode)(CUstreamCaptureMode *);
     CUresult (*mem_info)(size_t *, size_t *);
     CUresult (*alloc)(CUdeviceptr *, size_t);
     CUresult (*alloc_pitch)(CUdeviceptr *, size_t *, size_t, size_t, unsigned);
@@ -102,6 +104,8 @@ static void init_once(void)
     RESOLVE(ctx_set, "cuCtxSetCurrent", 0);
     RESOLVE(ctx_get_device, "cuCtxGetDevice", 0);
     RESOLVE(ctx_sync, "cuCtxSynchronize", 0);
+    RESOLVE(stream_sync, "cuStreamSynchronize", 0);
+    RESOLVE(exchange_mode, "cuThreadExchangeStreamCaptureMode", 0);
     RESOLVE(mem_info, "cuMemGetInfo", 0);
     RESOLVE(alloc, "cuMemAlloc", 0);
     RESOLVE(alloc_pitch, "cuMemAllocPitch", 0);
@@ -215,8 +219,8 @@ cudaError_t cudaDeviceSynchronize(void)
 
 cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {
-    (void)s;
-    return cudaDeviceSynchronize();
+    READY();
+    return RT(drv.stream_sync((CUstream)s));
 }
 
 cudaError_t cudaStreamCreate(cudaStream_t *s)
@@ -265,7 +269,22 @@ const char *cudaGetErrorString(cudaError_t e)
 
 const char *cudaGetErrorName(cudaError_t e)
 {
-    return e == cudaErrorMemoryAllocation ? "cudaErrorMemoryAllocation" : "cudaError";
+    switch (e) {
+    case cudaSuccess:
+        return "cudaSuccess";
+    case cudaErrorMemoryAllocation:
+        return "cudaErrorMemoryAllocation";
+    case cudaErrorStreamCaptureUnsupported:
+        return "cudaErrorStreamCaptureUnsupported";
+    case cudaErrorStreamCaptureInvalidated:
+        return "cudaErrorStreamCaptureInvalidated";
+    case cudaErrorStreamCaptureWrongThread:
+        return "cudaErrorStreamCaptureWrongThread";
+    case cudaErrorStreamCaptureImplicit:
+        return "cudaErrorStreamCaptureImplicit";
+    default:
+        return "cudaError";
+    }
 }
 
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind)
@@ -539,6 +558,12 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t s, enum cudaStreamCaptureStatus *
 {
     READY();
     return RT(drv.is_capturing((CUstream)s, (CUstreamCaptureStatus *)st));
+}
+
+cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)
+{
+    READY();
+    return RT(drv.exchange_mode((CUstreamCaptureMode *)mode));
 }
 
 cudaError_t cudaGraphCreate(cudaGraph_t *g, unsigned int flags)

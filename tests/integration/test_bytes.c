@@ -161,6 +161,69 @@ static void test_graph_memory(void **state)
                                   "cuGraphLaunch 4 cuDeviceGraphMemTrim 1\n"));
 }
 
+/* Stream capture (tests/progs/capture.c, against the fake driver's rules on
+ * potentially unsafe calls): every capture the program makes succeeds under
+ * gpuledger exactly as bare — gpuledger takes no pool, device, graph-pool or
+ * process-figure sample of its own while any stream captures (with NVML and
+ * without, where the figure falls back to cuMemGetInfo), and takes the
+ * samples again once none does; captured calls are graph definitions. */
+static void test_capture(void **state)
+{
+    (void)state;
+    static struct run_result bare, r;
+    static const char expected[] = "global: ok\nother_thread: ok\nthread_local: ok\nrelaxed_malloc: ok\n"
+                                   "unsafe_call: invalidated, as CUDA does\ncapture: ok\n";
+    h_run(&bare, NULL, ARGV(PROG("capture")));
+    assert_int_equal(bare.status, 0);
+    assert_string_equal(bare.out, expected);
+    static const struct {
+        const char *env, *usage;
+    } cases[] = {
+        {nvml_env, "21:17:nvml_process 22:16:nvml_process"},
+        {"GPULEDGER_NVML_LIB=/nonexistent/libnvidia-ml.so.1", "21:17:cudaMemGetInfo 22:16:cudaMemGetInfo"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out[32];
+        snprintf(out, sizeof out, "c%zu.db", i);
+        h_run(&r, ENV(cases[i].env), ARGV(GL, "run", "-q", "-o", out, PROG("capture")));
+        assert_int_equal(r.status, 0);
+        assert_string_equal(r.out, expected);
+        sqlite3 *db = h_open(out);
+        assert_string_equal(
+            h_text(db, "SELECT group_concat(op || ':' || api || ':' || (size >> 20) || ':' || result, ' ') FROM "
+                       "(SELECT * FROM events ORDER BY seq)"),
+            /* 1. global (a mark inside), launched: the graph pool's 16 MiB; the scratch graph */
+            "graph_alloc:cudaMallocAsync:16:0 mark:gpuledger_mark:0:0 graph_free:cudaFreeAsync:0:0 "
+            "graph_launch:cuGraphLaunch:16:0 alloc:graph_pool:16:0 graph_alloc:cudaMallocAsync:2:0 "
+            "graph_free:cudaFreeAsync:0:0 "
+            /* 2. beside another thread's global capture (the graph launched then leaves no row: no
+             * memory outside it, and its pool not read) */
+            "alloc:cudaMallocAsync:64:0 free:cudaFreeAsync:64:0 graph_alloc:cudaMallocAsync:4:0 "
+            "graph_free:cudaFreeAsync:0:0 "
+            /* 3. beside a thread-local capture; 4. relaxed cudaMalloc inside a global capture */
+            "alloc:cudaMalloc:8:0 free:cudaFree:8:0 graph_alloc:cudaMallocAsync:4:0 graph_free:cudaFreeAsync:0:0 "
+            "alloc:cudaMalloc:32:0 graph_alloc:cudaMallocAsync:2:0 graph_free:cudaFreeAsync:0:0 free:cudaFree:32:0 "
+            /* 5. the program's own unsafe call invalidated its capture: the next call failed; 6. after */
+            "error:cudaMallocAsync:1:901 alloc:cudaMallocAsync:1:0 free:cudaFreeAsync:1:0");
+        /* every call before "after" was made while a stream captured: one
+         * pool and one device sample, both at "after" */
+        assert_int_equal(h_int(db, "SELECT count(*) FROM pool_samples"), 1);
+        assert_int_equal(h_int(db, "SELECT count(*) FROM device_samples"), 1);
+        assert_int_equal(h_int(db, "SELECT count(*) FROM pool_samples p JOIN events e ON e.seq = 21 AND "
+                                   "e.api = 'cudaMallocAsync' AND p.ts_ns = e.ts_ns AND p.used = 1048576"),
+                         1);
+        assert_int_equal(h_int(db, "SELECT count(*) FROM device_samples d JOIN events e ON e.seq = 21 AND "
+                                   "d.ts_ns = e.ts_ns"),
+                         1);
+        /* the process figure the writer asked for during the captures,
+         * taken at the first call after them; none at the mark inside one */
+        assert_string_equal(h_text(db, "SELECT group_concat(seq || ':' || (ledger >> 20) || ':' || source, ' ') "
+                                       "FROM usage_samples"),
+                            cases[i].usage);
+        sqlite3_close(db);
+    }
+}
+
 /* "Outside any allocation API": the process's own figure less the ledger,
  * from each source, at marks and at exit (tests/progs/remainder.c: 300 MiB
  * context, then 64 MiB local memory at the first launch). */
@@ -217,6 +280,7 @@ int main(void)
         cmocka_unit_test_teardown(test_arrays, teardown),
         cmocka_unit_test_teardown(test_arrays_through_cupti, teardown),
         cmocka_unit_test_teardown(test_graph_memory, teardown),
+        cmocka_unit_test_teardown(test_capture, teardown),
         cmocka_unit_test_teardown(test_remainder, teardown),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
