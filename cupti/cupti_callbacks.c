@@ -208,7 +208,7 @@ static int describe(CUpti_CallbackId id, const CUpti_CallbackData *cb, int ok, s
             gl_array_fill(c->addr, 0, c->device,
                           gl_array_requested(gl_array_format_bits(d->Format, d->NumChannels), d->Width, d->Height,
                                              0, 0, 1),
-                          0, &c->size, &c->aux);
+                          0, 1, &c->size, &c->aux);
         return 1;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuArray3DCreate_v2:
@@ -223,7 +223,7 @@ static int describe(CUpti_CallbackId id, const CUpti_CallbackData *cb, int ok, s
             gl_array_fill(c->addr, mip, c->device,
                           gl_array_requested(gl_array_format_bits(d->Format, d->NumChannels), d->Width, d->Height,
                                              d->Depth, d->Flags, levels),
-                          d->Flags, &c->size, &c->aux);
+                          d->Flags, levels, &c->size, &c->aux);
         return 1;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuArrayDestroy:

@@ -1,8 +1,9 @@
 /* array_size.c — see array_size.h. Element sizes of every CUarray_format
  * (block-compressed and YUV formats as bits per pixel), and the driver's
- * own answer where it gives one. */
+ * own answer: for the array, or for its deferred-mapping twin. */
 #include "array_size.h"
 
+#include "capture_gate.h"
 #include "real.h"
 
 unsigned gl_array_format_bits(CUarray_format f, unsigned channels)
@@ -127,35 +128,93 @@ int gl_array_unbacked(unsigned flags)
 }
 
 typedef CUresult (*reqs_fn)(CUDA_ARRAY_MEMORY_REQUIREMENTS *, void *, CUdevice);
+typedef CUresult (*get_desc_fn)(CUDA_ARRAY3D_DESCRIPTOR *, CUarray);
+typedef CUresult (*get_level_fn)(CUarray *, CUmipmappedArray, unsigned int);
+typedef CUresult (*create_fn)(CUarray *, const CUDA_ARRAY3D_DESCRIPTOR *);
+typedef CUresult (*create_mip_fn)(CUmipmappedArray *, const CUDA_ARRAY3D_DESCRIPTOR *, unsigned int);
+typedef CUresult (*destroy_fn)(void *);
 
-uint64_t gl_array_reserved(uint64_t handle, int mipmapped, int device)
+/* The driver functions used here (the real ones: our wrappers of the
+ * create and destroy calls are not reached, and a probe is not recorded). */
+enum { F_REQS, F_MIP_REQS, F_GET_DESC, F_GET_LEVEL, F_CREATE, F_CREATE_MIP, F_DESTROY, F_DESTROY_MIP, NF };
+static const char *const names[NF] = {
+    "cuArrayGetMemoryRequirements", "cuMipmappedArrayGetMemoryRequirements", "cuArray3DGetDescriptor_v2",
+    "cuMipmappedArrayGetLevel", "cuArray3DCreate_v2", "cuMipmappedArrayCreate", "cuArrayDestroy",
+    "cuMipmappedArrayDestroy"};
+
+static void *sym(int i)
 {
-    static void *fns[2];
-    static int tried[2];
-    int k = mipmapped ? 1 : 0;
-    reqs_fn f = (reqs_fn)__atomic_load_n(&fns[k], __ATOMIC_ACQUIRE);
-    if (!f && !__atomic_load_n(&tried[k], __ATOMIC_RELAXED)) {
-        f = (reqs_fn)gl_driver_sym(mipmapped ? "cuMipmappedArrayGetMemoryRequirements"
-                                             : "cuArrayGetMemoryRequirements");
+    static void *fns[NF];
+    static int tried[NF];
+    void *f = __atomic_load_n(&fns[i], __ATOMIC_ACQUIRE);
+    if (!f && !__atomic_load_n(&tried[i], __ATOMIC_RELAXED)) {
+        f = gl_driver_sym(names[i]);
         if (f)
-            __atomic_store_n(&fns[k], (void *)f, __ATOMIC_RELEASE);
+            __atomic_store_n(&fns[i], f, __ATOMIC_RELEASE);
         else
-            __atomic_store_n(&tried[k], 1, __ATOMIC_RELAXED); /* a driver before 11.6 */
+            __atomic_store_n(&tried[i], 1, __ATOMIC_RELAXED); /* e.g. a driver before 11.6 */
     }
+    return f;
+}
+
+/* What the driver answers for the array itself (deferred-mapping arrays). */
+static uint64_t asked(uint64_t handle, int mipmapped, int device)
+{
+    reqs_fn f = (reqs_fn)sym(mipmapped ? F_MIP_REQS : F_REQS);
     CUDA_ARRAY_MEMORY_REQUIREMENTS r;
-    if (!f || !handle || device < 0 || f(&r, (void *)(uintptr_t)handle, device) != CUDA_SUCCESS)
+    if (!f || f(&r, (void *)(uintptr_t)handle, device) != CUDA_SUCCESS)
         return 0;
     return r.size;
 }
 
-void gl_array_fill(uint64_t handle, int mipmapped, int device, uint64_t requested, unsigned flags, uint64_t *size,
-                   uint64_t *aux)
+/* What the driver answers for a deferred-mapping twin of the array: the
+ * same descriptor (read back from the array) with CUDA_ARRAY3D_DEFERRED_MAPPING
+ * added, which takes no memory, made, asked and destroyed at once. */
+static uint64_t probed(uint64_t handle, int mipmapped, int device, unsigned levels)
+{
+    get_desc_fn get_desc = (get_desc_fn)sym(F_GET_DESC);
+    get_level_fn get_level = (get_level_fn)sym(F_GET_LEVEL);
+    create_fn create = (create_fn)sym(F_CREATE);
+    create_mip_fn create_mip = (create_mip_fn)sym(F_CREATE_MIP);
+    destroy_fn destroy = (destroy_fn)sym(mipmapped ? F_DESTROY_MIP : F_DESTROY);
+    if (!get_desc || !destroy || !(mipmapped ? get_level && create_mip : create != NULL))
+        return 0;
+    CUarray level0 = (CUarray)(uintptr_t)handle;
+    if (mipmapped && get_level(&level0, (CUmipmappedArray)(uintptr_t)handle, 0) != CUDA_SUCCESS)
+        return 0;
+    CUDA_ARRAY3D_DESCRIPTOR d;
+    if (get_desc(&d, level0) != CUDA_SUCCESS || (d.Flags & CUDA_ARRAY3D_DEFERRED_MAPPING))
+        return 0;
+    d.Flags |= CUDA_ARRAY3D_DEFERRED_MAPPING;
+    void *twin = NULL;
+    CUresult made = mipmapped ? create_mip((CUmipmappedArray *)&twin, &d, levels ? levels : 1)
+                              : create((CUarray *)&twin, &d);
+    if (made != CUDA_SUCCESS || !twin)
+        return 0;
+    uint64_t size = asked((uint64_t)(uintptr_t)twin, mipmapped, device);
+    destroy(twin);
+    return size;
+}
+
+uint64_t gl_array_reserved(uint64_t handle, int mipmapped, int device, unsigned levels)
+{
+    if (!handle || device < 0 || !gl_own_call_begin()) /* not while a stream captures */
+        return 0;
+    uint64_t size = asked(handle, mipmapped, device);
+    if (!size)
+        size = probed(handle, mipmapped, device, levels);
+    gl_own_call_end();
+    return size;
+}
+
+void gl_array_fill(uint64_t handle, int mipmapped, int device, uint64_t requested, unsigned flags, unsigned levels,
+                   uint64_t *size, uint64_t *aux)
 {
     *aux = requested;
     if (gl_array_unbacked(flags)) {
         *size = 0;
         return;
     }
-    uint64_t reserved = gl_array_reserved(handle, mipmapped, device);
+    uint64_t reserved = gl_array_reserved(handle, mipmapped, device, levels);
     *size = reserved ? reserved : requested;
 }

@@ -1,6 +1,6 @@
 /* array_size.h — how many bytes a CUDA array takes: what the driver says it
- * reserves (cuArrayGetMemoryRequirements, where it answers), else what the
- * array's descriptor asks for. */
+ * reserves (cuArrayGetMemoryRequirements, for the array or its
+ * deferred-mapping twin), else what the array's descriptor asks for. */
 #ifndef GL_ARRAY_SIZE_H
 #define GL_ARRAY_SIZE_H
 
@@ -25,15 +25,18 @@ uint64_t gl_array_requested(unsigned bits, uint64_t width, uint64_t height, uint
  * is mapped (through cuMemMapArrayAsync, from memory cuMemCreate made). */
 int gl_array_unbacked(unsigned flags);
 
-/* The bytes the driver reserves for an array (mipmapped: 1) on the current
- * device, if it tells (cuArrayGetMemoryRequirements answers for some arrays
- * only); 0 if not. */
-uint64_t gl_array_reserved(uint64_t handle, int mipmapped, int device);
+/* The bytes the driver reserves for an array (mipmapped: 1, with `levels`
+ * levels) on `device`, the current one: cuArrayGetMemoryRequirements, which
+ * CUDA answers for deferred-mapping arrays only; for any other array, its
+ * answer for a deferred-mapping twin (the array's own descriptor read back,
+ * CUDA_ARRAY3D_DEFERRED_MAPPING added: no memory), made and destroyed at
+ * once. 0 if neither answers, or while a stream captures (capture_gate.h). */
+uint64_t gl_array_reserved(uint64_t handle, int mipmapped, int device, unsigned levels);
 
 /* What an array event records: size = the reserved bytes where the driver
  * tells, else the requested ones (0 for an array without memory yet); aux =
  * the requested bytes. */
-void gl_array_fill(uint64_t handle, int mipmapped, int device, uint64_t requested, unsigned flags, uint64_t *size,
-                   uint64_t *aux);
+void gl_array_fill(uint64_t handle, int mipmapped, int device, uint64_t requested, unsigned flags, unsigned levels,
+                   uint64_t *size, uint64_t *aux);
 
 #endif

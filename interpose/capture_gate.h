@@ -9,7 +9,8 @@
  * the program's capture. So every query gpuledger makes on its own account
  * that is not a capture query — the stream-ordered pool and device samples
  * (cuMemPoolGetAttribute, cuMemGetInfo), the graph pool's
- * (cuDeviceGetGraphMemAttribute), the process figure's driver fallbacks (cuMemGetInfo, cuDeviceGetPCIBusId) —
+ * (cuDeviceGetGraphMemAttribute), an array's real size (a probe array), the
+ * process figure's driver fallbacks (cuMemGetInfo, cuDeviceGetPCIBusId) —
  * passes this gate, and is skipped while any capture is in progress in the
  * process, whatever its mode.
  *

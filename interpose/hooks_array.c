@@ -3,7 +3,8 @@
  * frees, the driver's cuArrayCreate_v2 / cuArray3DCreate_v2 /
  * cuMipmappedArrayCreate and their destroys. Kind `array`; the event's
  * address is the array handle; its size what the driver reserves where it
- * says, else what the descriptor asks for (aux: the requested bytes). The
+ * says (array_size.h), else what the descriptor asks for (aux: the
+ * requested bytes). The
  * runtime's calls reach the driver's nested (not recorded twice). */
 #include "array_size.h"
 #include "cuda_extra.h"
@@ -27,22 +28,22 @@ static uint64_t drv_requested(const CUDA_ARRAY3D_DESCRIPTOR *d, unsigned levels)
 }
 
 /* FILL for an array allocation: handle, device, sizes. */
-#define ARRAY_FILL(handle_ptr, mip, requested, flags)                                                      \
+#define ARRAY_FILL(handle_ptr, mip, requested, flags, levels)                                              \
     (c.addr = r == 0 && (handle_ptr) ? GL_PTR(*(handle_ptr)) : 0,                                        \
-     gl_array_fill(c.addr, mip, c.device, requested, flags, &c.size, &c.aux))
+     gl_array_fill(c.addr, mip, c.device, requested, flags, levels, &c.size, &c.aux))
 
 GL_EXPORT cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, size_t width,
                                       size_t height, unsigned int flags)
 {
     GL_AFTER(cudaMallocArray, cudaError_t, RT_FAIL, gl_runtime_device(), real(array, desc, width, height, flags),
-             ARRAY_FILL(array, 0, rt_requested(desc, (struct cudaExtent){width, height, 0}, flags, 1), flags));
+             ARRAY_FILL(array, 0, rt_requested(desc, (struct cudaExtent){width, height, 0}, flags, 1), flags, 1));
 }
 
 GL_EXPORT cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc,
                                         struct cudaExtent extent, unsigned int flags)
 {
     GL_AFTER(cudaMalloc3DArray, cudaError_t, RT_FAIL, gl_runtime_device(), real(array, desc, extent, flags),
-             ARRAY_FILL(array, 0, rt_requested(desc, extent, flags, 1), flags));
+             ARRAY_FILL(array, 0, rt_requested(desc, extent, flags, 1), flags, 1));
 }
 
 GL_EXPORT cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mip, const struct cudaChannelFormatDesc *desc,
@@ -50,7 +51,7 @@ GL_EXPORT cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mip, const 
 {
     GL_AFTER(cudaMallocMipmappedArray, cudaError_t, RT_FAIL, gl_runtime_device(),
              real(mip, desc, extent, levels, flags),
-             ARRAY_FILL(mip, 1, rt_requested(desc, extent, flags, levels), flags));
+             ARRAY_FILL(mip, 1, rt_requested(desc, extent, flags, levels), flags, levels));
 }
 
 GL_EXPORT cudaError_t cudaFreeArray(cudaArray_t array)
@@ -70,20 +71,20 @@ GL_EXPORT CUresult cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTO
                         desc ? gl_array_requested(gl_array_format_bits(desc->Format, desc->NumChannels), desc->Width,
                                                   desc->Height, 0, 0, 1)
                              : 0,
-                        0));
+                        0, 1));
 }
 
 GL_EXPORT CUresult cuArray3DCreate_v2(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *desc)
 {
     GL_AFTER(cuArray3DCreate_v2, CUresult, DRV_FAIL, gl_driver_device(), real(pHandle, desc),
-             ARRAY_FILL(pHandle, 0, drv_requested(desc, 1), desc ? desc->Flags : 0));
+             ARRAY_FILL(pHandle, 0, drv_requested(desc, 1), desc ? desc->Flags : 0, 1));
 }
 
 GL_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *desc,
                                           unsigned int levels)
 {
     GL_AFTER(cuMipmappedArrayCreate, CUresult, DRV_FAIL, gl_driver_device(), real(pHandle, desc, levels),
-             ARRAY_FILL(pHandle, 1, drv_requested(desc, levels), desc ? desc->Flags : 0));
+             ARRAY_FILL(pHandle, 1, drv_requested(desc, levels), desc ? desc->Flags : 0, levels));
 }
 
 GL_EXPORT CUresult cuArrayDestroy(CUarray hArray)

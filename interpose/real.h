@@ -11,8 +11,9 @@ extern gl_dlsym_fn gl_real_dlsym;
 void gl_real_init(void);
 /* dlsym(RTLD_NEXT, name) as seen from libgpuledger, bypassing our hooks. */
 void *gl_real_next(const char *name);
-/* A function of the CUDA driver that gpuledger calls itself (queries, never
- * one it wraps): from the libcuda.so.1 already loaded (cudart loads it
+/* A function of the CUDA driver that gpuledger calls itself (the real one,
+ * also of a name it wraps; such a call of ours is made inside a wrapped
+ * call, so it is not recorded): from the libcuda.so.1 already loaded (cudart loads it
  * RTLD_LOCAL, out of RTLD_NEXT's reach). NULL if the driver is not loaded. */
 void *gl_driver_sym(const char *name);
 

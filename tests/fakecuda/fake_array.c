@@ -10,10 +10,19 @@
  *    memory until mapped (it is charged nothing);
  *  - cuArrayGetMemoryRequirements answers only for deferred-mapping arrays,
  *    as CUDA documents, unless FAKECUDA_ARRAY_REQS=all (then for every
- *    array): both of gpuledger's ways of sizing an array are testable.
+ *    array) or =none (for none: a driver before CUDA 11.6): each of
+ *    gpuledger's ways of sizing an array is testable;
+ *  - cuArray3DGetDescriptor_v2 gives back the descriptor an array was made
+ *    with (a 2D array's Depth 0), and cuMipmappedArrayGetLevel level l's
+ *    array (width, height and, unless layered or a cubemap, depth halved l
+ *    times; owned by the mipmapped array, charged nothing of its own);
+ *  - the live arrays (levels not counted) are counted; with
+ *    FAKECUDA_REPORT=1 the count left at exit is printed on stderr.
  * The handle is a heap block of ours, as the real driver's is. */
 #include <cupti_callbacks.h>
 #include <cupti_driver_cbid.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,7 +36,26 @@ struct farray {
     int mipmapped, dev;
     unsigned flags;
     size_t bytes; /* rounded; charged unless deferred */
+    CUDA_ARRAY3D_DESCRIPTOR desc;
+    unsigned nlevels;       /* a mipmapped array's */
+    struct farray **levels; /* a mipmapped array's level arrays, made when first asked for */
+    int is_level;           /* one of those */
 };
+
+static _Atomic long live_arrays;
+
+static const char *reqs_mode(void)
+{
+    const char *m = getenv("FAKECUDA_ARRAY_REQS");
+    return m ? m : "";
+}
+
+__attribute__((destructor)) static void report_arrays(void)
+{
+    const char *r = getenv("FAKECUDA_REPORT");
+    if (r && !strcmp(r, "1"))
+        fprintf(stderr, "fakecuda: %ld arrays live at exit\n", (long)live_arrays);
+}
 
 static size_t format_bytes(CUarray_format f)
 {
@@ -71,6 +99,8 @@ static CUresult make(void **out, const CUDA_ARRAY3D_DESCRIPTOR *d, unsigned leve
     a->dev = fake_current_device();
     a->flags = d->Flags;
     a->bytes = levels_bytes(d, levels);
+    a->desc = *d;
+    a->nlevels = mipmapped ? levels : 1;
     if (!(d->Flags & (CUDA_ARRAY3D_DEFERRED_MAPPING | CUDA_ARRAY3D_SPARSE))) {
         CUresult r = fake_charge(a->dev, a->bytes);
         if (r != CUDA_SUCCESS) {
@@ -78,6 +108,7 @@ static CUresult make(void **out, const CUDA_ARRAY3D_DESCRIPTOR *d, unsigned leve
             return r;
         }
     }
+    atomic_fetch_add(&live_arrays, 1);
     *out = a;
     return CUDA_SUCCESS;
 }
@@ -88,15 +119,58 @@ static struct farray *array_of(const void *h, int mipmapped)
     return a && a->magic == ARRAY_MAGIC && a->mipmapped == mipmapped ? (struct farray *)a : NULL;
 }
 
+CUresult cuArray3DGetDescriptor_v2(CUDA_ARRAY3D_DESCRIPTOR *desc, CUarray array)
+{
+    const struct farray *a = array_of(array, 0);
+    if (!desc || !a)
+        return CUDA_ERROR_INVALID_HANDLE;
+    *desc = a->desc;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMipmappedArrayGetLevel(CUarray *level, CUmipmappedArray mip, unsigned int l)
+{
+    struct farray *m = array_of(mip, 1);
+    if (!level || !m || l >= m->nlevels)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!m->levels && !(m->levels = calloc(m->nlevels, sizeof *m->levels)))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (!m->levels[l]) {
+        struct farray *a = calloc(1, sizeof *a);
+        if (!a)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        int keep_depth = (m->flags & (CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_CUBEMAP)) != 0;
+        a->magic = ARRAY_MAGIC;
+        a->dev = m->dev;
+        a->flags = m->flags;
+        a->is_level = 1;
+        a->nlevels = 1;
+        a->desc = m->desc;
+        a->desc.Width = m->desc.Width >> l ? m->desc.Width >> l : 1;
+        a->desc.Height = m->desc.Height ? (m->desc.Height >> l ? m->desc.Height >> l : 1) : 0;
+        a->desc.Depth = m->desc.Depth && !keep_depth ? (m->desc.Depth >> l ? m->desc.Depth >> l : 1) : m->desc.Depth;
+        m->levels[l] = a;
+    }
+    *level = (CUarray)m->levels[l];
+    return CUDA_SUCCESS;
+}
+
 static CUresult destroy(void *h, int mipmapped)
 {
     struct farray *a = array_of(h, mipmapped);
-    if (!a)
+    if (!a || a->is_level)
         return CUDA_ERROR_INVALID_HANDLE;
     if (!(a->flags & (CUDA_ARRAY3D_DEFERRED_MAPPING | CUDA_ARRAY3D_SPARSE)))
         fake_uncharge(a->dev, a->bytes);
+    for (unsigned l = 0; a->levels && l < a->nlevels; l++)
+        if (a->levels[l]) {
+            a->levels[l]->magic = 0;
+            free(a->levels[l]);
+        }
+    free(a->levels);
     a->magic = 0;
     free(a);
+    atomic_fetch_sub(&live_arrays, 1);
     return CUDA_SUCCESS;
 }
 
@@ -184,10 +258,11 @@ CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray)
 static CUresult requirements(CUDA_ARRAY_MEMORY_REQUIREMENTS *req, const void *h, int mipmapped, CUdevice dev)
 {
     const struct farray *a = array_of(h, mipmapped);
-    if (!req || !a || dev != a->dev)
+    if (!req || !a || a->is_level || dev != a->dev)
         return CUDA_ERROR_INVALID_VALUE;
-    const char *mode = getenv("FAKECUDA_ARRAY_REQS");
-    int all = mode && !strcmp(mode, "all");
+    int all = !strcmp(reqs_mode(), "all");
+    if (!strcmp(reqs_mode(), "none"))
+        return CUDA_ERROR_NOT_SUPPORTED;
     if (!all && !(a->flags & CUDA_ARRAY3D_DEFERRED_MAPPING))
         return CUDA_ERROR_INVALID_VALUE; /* as documented */
     memset(req, 0, sizeof *req);

@@ -89,6 +89,8 @@ static const struct entry table[] = {
     E(cuMipmappedArrayDestroy),
     E(cuArrayGetMemoryRequirements),
     E(cuMipmappedArrayGetMemoryRequirements),
+    EV(cuArray3DGetDescriptor, cuArray3DGetDescriptor_v2, 3020),
+    E(cuMipmappedArrayGetLevel),
     E(cuThreadExchangeStreamCaptureMode),
     {"cuStreamBeginCapture", (void *)&legacy_unsupported, (void *)&cuStreamBeginCapture_v2,
      (void *)&cuStreamBeginCapture_v2_ptsz, 10010},
