@@ -10,8 +10,16 @@
 #  - the remainder row ("outside any allocation API") next to nvidia-smi;
 #  - which leaked path `gpuledger leaks` and compute-sanitizer each name;
 #  - what a cudaGraphLaunch costs with and without gpuledger, for a graph
-#    without memory nodes and one with.
+#    without memory nodes and one with;
+#  - torch.cuda.graph (scripts/gpu/torch_graph_capture.py: a forward and a
+#    whole training step captured, replayed, compared with eager) bare and
+#    under `gpuledger run --torch blocks`, with PyTorch's default caching
+#    allocator and with backend:cudaMallocAsync: the capture must succeed
+#    and the replays agree under gpuledger as bare, and the database must
+#    hold no call failed by a capture error (results 900-907).
+# Under 3 minutes on the H200 (the shim's first build included).
 set -u
+T0=$(date +%s)
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=${GL_BUILD:-$ROOT/build-device}
 OUT=${OUT:-/tmp/gl-every-byte}
@@ -58,7 +66,47 @@ log "graph launch cost, bare and under gpuledger"
   echo "bare:";            "$W/every_byte_dyn" --launch-bench 20000
   echo "under gpuledger:"; ( cd "$W" && "$GL" run -q -o "$W/bench.db" -- "$W/every_byte_dyn" --launch-bench 20000 )
   echo '```'
+  echo
 } >> "$R" 2>&1
+
+log "torch.cuda.graph, bare and under gpuledger run --torch blocks"
+PY=python3
+[ -x /opt/torch/.venv/bin/python ] && PY=/opt/torch/.venv/bin/python
+export GPULEDGER_CACHE_DIR="$W/cache"
+{
+  echo "### torch.cuda.graph (scripts/gpu/torch_graph_capture.py), bare and under gpuledger"
+  echo
+  echo '```'
+  for backend in native cudaMallocAsync; do
+    conf=()
+    [ $backend = cudaMallocAsync ] && conf=(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync)
+    echo "-- $backend allocator, bare"
+    env "${conf[@]}" timeout 120 $PY "$ROOT/scripts/gpu/torch_graph_capture.py" 2>&1 | tail -4
+    echo "exit ${PIPESTATUS[0]}"
+    echo "-- $backend allocator, gpuledger run --torch blocks"
+    ( cd "$W" && env "${conf[@]}" timeout 180 "$GL" run --torch blocks -o "$W/torch_$backend.db" -- \
+        $PY "$ROOT/scripts/gpu/torch_graph_capture.py" ) > "$W/torch_$backend.out" 2>&1
+    echo "exit $?"
+    grep -v "^gpuledger: .*events" "$W/torch_$backend.out" | tail -6
+    python3 - "$W/torch_$backend.db" <<'PYEOF'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+q = lambda sql: db.execute(sql).fetchone()[0]
+print("database: %d events; failed by a capture error (900-907): %d; graph_alloc %d, graph_free %d, "
+      "graph_launch %d; blocks %d, segments %d (in a private pool: %d)" % (
+      q("SELECT count(*) FROM events"), q("SELECT count(*) FROM events WHERE result BETWEEN 900 AND 907"),
+      q("SELECT count(*) FROM events WHERE op = 'graph_alloc'"), q("SELECT count(*) FROM events WHERE op = 'graph_free'"),
+      q("SELECT count(*) FROM events WHERE op = 'graph_launch'"),
+      q("SELECT count(*) FROM events WHERE kind = 'block' AND op = 'alloc'"),
+      q("SELECT count(*) FROM events WHERE kind = 'segment' AND op = 'alloc'"),
+      q("SELECT count(*) FROM events WHERE kind = 'segment' AND op = 'alloc' AND pool != 0")))
+PYEOF
+  done
+  echo '```'
+  echo
+  echo "whole script: $(( $(date +%s) - T0 )) s"
+} >> "$R" 2>&1
+cp "$W"/torch_*.db "$OUT/" 2>/dev/null
 
 cat "$R"
 # at most 8 files come back: pack the rest
