@@ -20,9 +20,10 @@ mkdir -p "$B/obj" "$B/corpus"
 san="-fsanitize=address,undefined -fno-sanitize-recover=all"
 cflags="-g -O1 -fno-omit-frame-pointer $san -fsanitize=fuzzer-no-link -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
  -Wno-unused-command-line-argument -DGL_VERSION=\"fuzz\" -DGL_LIBDIR=\"/nonexistent\" -Ireport -Istore -Iinterpose"
-# every source of the gpuledger command but the asset embedder, main()
-# renamed; the store; the generated assets; the target
-srcs=$(ls report/*.c store/*.c | grep -v -e '^report/embed_assets\.c$')
+# every source of the gpuledger command but the build-time generators (asset
+# embedder, man page/completion generator), main() renamed; the store; the
+# generated assets; the target
+srcs=$(ls report/*.c store/*.c | grep -v -e '^report/embed_assets\.c$' -e '^report/docgen')
 srcs="$srcs build/report/html_assets.c tests/fuzz/fuzz_reader.c"
 compile() { # SRC: compile when the object is older than it or the flags changed
   local src=$1 obj="$B/obj/$(echo "$1" | tr / _).o" extra=""
@@ -40,7 +41,9 @@ if [ -f "$B/fuzz_reader" ] && [ -n "$(find report store interpose tests/fuzz -na
   rm -f "$B"/obj/*.o
 fi
 printf '%s\n' $srcs | xargs -P "$(nproc)" -I{} bash -c 'compile {}'
-$CC $san -fsanitize=fuzzer "$B"/obj/*.o -o "$B/fuzz_reader" -lsqlite3 -ldl -lm -lpthread
+objs=$(for s in $srcs; do echo "$B/obj/$(echo "$s" | tr / _).o"; done)
+# shellcheck disable=SC2086 # one word per object
+$CC $san -fsanitize=fuzzer $objs -o "$B/fuzz_reader" -lsqlite3 -ldl -lm -lpthread
 
 cp -n tests/golden/db/*.db "$B/corpus/" 2>/dev/null || true
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1
