@@ -88,6 +88,64 @@ typedef int (*gpuledger_torch_attach_fn)(gpuledger_torch_event_fn emit, char *er
  * stderr says why), -2 not recording. */
 int gpuledger_torch_register(gpuledger_torch_attach_fn attach);
 
+/* ---- Questions about what this process has recorded ------------------------
+ * For tests and checks (the Python package's pytest plugin and
+ * gpuledger.measure are built on them). Each call waits until gpuledger's
+ * writer thread has stored everything this process recorded before the call
+ * (about a millisecond), and answers from that recorded state: not for a hot
+ * path. Look them up with dlsym like the functions above.
+ *
+ *     uint64_t cp = gpuledger_checkpoint();
+ *     run_one_test();
+ *     struct gpuledger_usage u;
+ *     if (cp && gpuledger_usage(cp, GPULEDGER_LAYER_AUTO, &u) == 0 && u.new_live_bytes > limit)
+ *         ... what the test left allocated: gpuledger_live_stacks(cp, ..., GPULEDGER_NOW, ...)
+ */
+/* What the figures count. */
+enum gpuledger_layer {
+    GPULEDGER_LAYER_AUTO = 0,   /* blocks once PyTorch's caching allocator has been recorded, else device */
+    GPULEDGER_LAYER_DEVICE = 1, /* CUDA allocations (what the device holds: cudaMalloc, pools, VMM, arrays,
+                                   graph memory; under PyTorch its segments) */
+    GPULEDGER_LAYER_BLOCKS = 2, /* PyTorch's caching-allocator blocks (tensors), in block bytes, from
+                                   allocation to free (what torch.cuda.memory_allocated counts) */
+};
+/* A point to measure from: its number (> 0), or 0 when nothing is being
+ * recorded. The last 16 stay usable. */
+uint64_t gpuledger_checkpoint(void);
+struct gpuledger_usage {
+    uint64_t live_bytes;      /* live now */
+    uint64_t start_bytes;     /* live at the checkpoint */
+    uint64_t peak_bytes;      /* the most live at any moment since (>= start_bytes) */
+    uint64_t new_live_bytes;  /* allocated since the checkpoint and still live */
+    uint64_t new_live_count;  /* ... in so many allocations */
+    uint64_t allocated_bytes; /* allocated since, in all */
+    uint64_t allocations;     /* allocations since */
+    uint64_t frees;           /* frees since */
+    int layer;                /* what was counted: GPULEDGER_LAYER_DEVICE or _BLOCKS */
+};
+/* Usage since a checkpoint: 0, or -1 (an unknown or expired checkpoint, not
+ * recording, or no answer within 10 s). */
+int gpuledger_usage(uint64_t checkpoint, int layer, struct gpuledger_usage *out);
+struct gpuledger_stack_bytes {
+    uint64_t stack_id; /* for gpuledger_stack_text (the database's stacks.id) */
+    uint64_t bytes;
+    uint64_t count; /* allocations */
+};
+enum gpuledger_when {
+    GPULEDGER_NOW = 0,     /* live now */
+    GPULEDGER_AT_PEAK = 1, /* live at the peak since the checkpoint (usage's peak_bytes) */
+};
+/* The stacks that allocated, since the checkpoint, what is live `when`,
+ * biggest first: up to max into out. Returns how many, or -1. */
+int gpuledger_live_stacks(uint64_t checkpoint, int layer, int when, struct gpuledger_stack_bytes *out, int max);
+/* Flags of gpuledger_stack_text: only the stack's Python frames (all of
+ * them when it has none). */
+#define GPULEDGER_FRAMES_PYTHON 1
+/* A stack's frames, innermost first, one a line: "function (file:line)" for
+ * Python code, "symbol (module)" for native code. Writes at most bufsz bytes
+ * (whole lines, NUL-terminated); returns the length written, or -1. */
+int gpuledger_stack_text(uint64_t stack_id, int flags, char *buf, size_t bufsz);
+
 #ifdef __cplusplus
 }
 #endif

@@ -115,6 +115,9 @@ static void fork_child(void)
     atomic_store(&gl_st.stop, 0);
     atomic_store(&gl_st.flush_req, 0);
     atomic_store(&gl_st.flush_done, 0);
+    pthread_mutex_init(&gl_st.ask_lock, NULL);
+    atomic_store(&gl_st.ask_state, GL_ASK_IDLE);
+    gl_st.question = NULL;
     atomic_store(&gl_st.truncated, 0);
     atomic_store(&gl_st.congested, 0);
     atomic_store(&gl_st.exit_code, -1);

@@ -12,7 +12,7 @@
 #include "fdtable.h"
 #include "relay.h"
 
-struct gl_state gl_st = {.exit_code = -1, .fork_lock = PTHREAD_MUTEX_INITIALIZER};
+struct gl_state gl_st = {.exit_code = -1, .fork_lock = PTHREAD_MUTEX_INITIALIZER, .ask_lock = PTHREAD_MUTEX_INITIALIZER};
 
 void gl_warn(const char *fmt, ...)
 {

@@ -24,6 +24,15 @@ enum gl_writer_state {
     GL_WRITER_DONE = 2,    /* finished, or could not start */
 };
 
+/* A question about what was recorded (ask.c) on its way to the writer. */
+enum gl_ask_state {
+    GL_ASK_IDLE = 0,
+    GL_ASK_ASKED = 1,    /* waiting for the writer */
+    GL_ASK_TAKEN = 2,    /* the writer is answering it */
+    GL_ASK_ANSWERED = 3, /* the answer is in the question */
+};
+struct gl_question;
+
 struct gl_state {
     struct gl_config cfg;
     struct gl_queue queue;
@@ -31,6 +40,9 @@ struct gl_state {
     _Atomic int writer_state;   /* enum gl_writer_state */
     _Atomic int stop;           /* writer: finish and close */
     _Atomic uint64_t flush_req, flush_done;
+    pthread_mutex_t ask_lock;     /* one question at a time (taken by askers only) */
+    _Atomic int ask_state;        /* enum gl_ask_state */
+    struct gl_question *question; /* while asked or taken */
     _Atomic uint64_t truncated; /* events whose stack was cut at the depth limit */
     _Atomic uint64_t late;      /* events after shutdown, not recorded */
     _Atomic int congested;      /* the last full-queue wait timed out */

@@ -110,15 +110,24 @@ void gl_usage_request(int device)
 typedef CUresult (*bus_id_fn)(char *, int, CUdevice);
 typedef CUresult (*ctx_device_fn)(CUdevice *);
 
-/* The device of the context current on this thread (-1: none). */
+/* The device of the context current on this thread (-1: none). While the
+ * driver is not loaded, it is looked for again at most every 10 ms: the
+ * look-up searches the library path (~10 us), and a program that marks its
+ * steps before it uses CUDA, or never does, must not pay that at each mark. */
 static int current_device(void)
 {
     static void *fn;
+    static _Atomic uint64_t retry_at;
     ctx_device_fn f = (ctx_device_fn)__atomic_load_n(&fn, __ATOMIC_ACQUIRE);
     if (!f) {
-        f = (ctx_device_fn)gl_driver_sym("cuCtxGetDevice");
-        if (!f)
+        uint64_t now = gl_stamp();
+        if (now < atomic_load_explicit(&retry_at, memory_order_relaxed))
             return -1;
+        f = (ctx_device_fn)gl_driver_sym("cuCtxGetDevice");
+        if (!f) {
+            atomic_store_explicit(&retry_at, now + gl_stamp_span(SAMPLE_PERIOD_NS), memory_order_relaxed);
+            return -1;
+        }
         __atomic_store_n(&fn, (void *)f, __ATOMIC_RELEASE);
     }
     CUdevice d = -1;

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "answers.h"
 #include "outpath.h"
 #include "pyframes.h"
 #include "recorder.h"
@@ -156,6 +157,20 @@ static void usage_check(struct gl_store *s, uint64_t *marks, unsigned char *seen
     }
 }
 
+/* A question the program asked (ask.c), now that everything queued before
+ * it is written and committed. */
+static void answer(struct gl_store *s, int ok)
+{
+    int expect = GL_ASK_ASKED;
+    if (!atomic_compare_exchange_strong(&gl_st.ask_state, &expect, GL_ASK_TAKEN))
+        return; /* withdrawn meanwhile */
+    if (ok)
+        gl_store_answer(s, gl_st.question);
+    else
+        gl_st.question->rc = -1; /* the store failed: nothing to answer from */
+    atomic_store(&gl_st.ask_state, GL_ASK_ANSWERED);
+}
+
 static void *writer_main(void *arg)
 {
     (void)arg;
@@ -195,7 +210,8 @@ static void *writer_main(void *arg)
     for (;;) {
         int stop = atomic_load(&gl_st.stop);
         uint64_t freq = atomic_load(&gl_st.flush_req);
-        int flush = freq != atomic_load(&gl_st.flush_done) || stop;
+        int asked = atomic_load(&gl_st.ask_state) == GL_ASK_ASKED;
+        int flush = freq != atomic_load(&gl_st.flush_done) || stop || asked;
         size_t n = 0;
         struct gl_event *ev;
         pthread_mutex_lock(&gl_st.fork_lock);
@@ -226,6 +242,8 @@ static void *writer_main(void *arg)
             last_commit = now;
             dirty = 0;
         }
+        if (asked)
+            answer(s, ok);
         pthread_mutex_unlock(&gl_st.fork_lock);
         /* mutexes are not fair: let a waiting fork have the lock */
         struct timespec step_aside = {0, 100000};

@@ -412,6 +412,37 @@ oom:
     return -1;
 }
 
+/* When an optimizer ended steps ("optimizer step N" marks of the Python
+ * package's step hook), its marks alone end steps: the program's own marks
+ * (gpuledger.step(), NVTX marks of libraries) may come at other moments. */
+static void optimizer_steps(struct gl_run *r)
+{
+    sqlite3_stmt *st;
+    if (r->nmarks < 2 || sqlite3_prepare_v2(r->db,
+                                            "SELECT seq FROM annotations WHERE op = 'mark' AND label GLOB "
+                                            "'optimizer step [0-9]*' ORDER BY seq",
+                                            -1, &st, NULL) != SQLITE_OK)
+        return; /* a database from before annotations */
+    int64_t *opt = malloc(r->nmarks * sizeof *opt);
+    size_t n = 0, k = 0;
+    while (opt && sqlite3_step(st) == SQLITE_ROW) {
+        int64_t seq = sqlite3_column_int64(st, 0);
+        while (k < r->nmarks && r->marks[k] < seq)
+            k++;
+        if (k < r->nmarks && r->marks[k] == seq) /* only marks kept as events */
+            opt[n++] = r->marks[k++];
+    }
+    sqlite3_finalize(st);
+    if (n >= 2) {
+        free(r->marks);
+        r->marks = opt;
+        r->nmarks = n;
+        r->optimizer_steps = 1;
+    } else {
+        free(opt);
+    }
+}
+
 struct gl_run *gl_run_load(const char *path, char *err, size_t errsz)
 {
     err[0] = 0;
@@ -428,6 +459,7 @@ struct gl_run *gl_run_load(const char *path, char *err, size_t errsz)
         gl_run_free(r);
         return NULL;
     }
+    optimizer_steps(r);
     /* devices with events but no counted memory still get a row */
     for (size_t i = 0; i < r->nfails; i++)
         gl_run_device(r, r->fails[i].device);

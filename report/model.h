@@ -79,8 +79,11 @@ struct gl_run {
     struct gl_fail *fails;
     size_t nfails;
     int64_t api_count[GL_API_COUNT];
-    int64_t *marks;          /* seqs of gpuledger_mark events, in order */
+    int64_t *marks;          /* seqs of the marks that end steps, in order: the optimizer's
+                                ("optimizer step N", from the Python package's hook) when
+                                there are two or more, else every gpuledger_mark */
     size_t nmarks;
+    int optimizer_steps;     /* marks are the optimizer's */
     struct gl_device devs[GL_MAX_DEVICES];
     int ndevs;
     int64_t first_ns, last_ns;

@@ -52,7 +52,8 @@ void gl_render_leaks_text(FILE *f, struct gl_leaks_view *v, int top)
     if (!v->q->steps)
         return;
     if (r->nmarks >= 2)
-        fprintf(f, "\ngrowing step after step (%d steps ended by the program's marks):", v->nsteps);
+        fprintf(f, "\ngrowing step after step (%d steps ended by %s):", v->nsteps,
+                r->optimizer_steps ? "the optimizer's step()" : "the program's marks");
     else
         fprintf(f, "\ngrowing step after step (%d slices of %zu allocations):", v->nsteps,
                 v->nsteps ? r->nallocs / (size_t)v->nsteps : 0);
@@ -88,6 +89,8 @@ void gl_render_leaks_json(struct gl_json *j, struct gl_leaks_view *v)
         gl_jw_end(j);
     }
     gl_jw_end(j);
+    if (v->q->steps) /* what ended the steps: the optimizer, the program's marks, or slices */
+        gl_jw_str(j, "steps_from", v->run->nmarks < 2 ? "slices" : v->run->optimizer_steps ? "optimizer" : "marks");
     gl_jw_arr(j, "growing");
     for (size_t k = 0; k < v->growing.n; k++) {
         const struct gl_group *g = &v->growing.v[k];

@@ -2,7 +2,7 @@
 # install-deps.sh — the Debian/Ubuntu packages gpuledger needs to build and
 # test. Run as root (CI does); otherwise it prints the command to run.
 set -euo pipefail
-PKGS="meson ninja-build gcc g++ pkg-config libunwind-dev libsqlite3-dev libcmocka-dev sqlite3 clang-tidy cppcheck python3 python3-dev libxml2-utils chromium python3-jsonschema man-db"
+PKGS="meson ninja-build gcc g++ pkg-config libunwind-dev libsqlite3-dev libcmocka-dev sqlite3 clang-tidy cppcheck python3 python3-dev libxml2-utils chromium python3-jsonschema python3-pytest man-db"
 PKGS="$PKGS clang libclang-rt-dev" # the reader fuzzer: scripts/fuzz-reader.sh (libFuzzer)
 missing=""
 for p in $PKGS; do

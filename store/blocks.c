@@ -5,10 +5,11 @@
 
 #define SAMPLE_EVERY_NS 20000000ULL /* holes at most every 20 ms per device (and at each OOM) */
 
-int gl_blocks_open(struct gl_blocks *b, struct gl_wdb *w)
+int gl_blocks_open(struct gl_blocks *b, struct gl_wdb *w, struct gl_windows *windows)
 {
     memset(b, 0, sizeof *b);
     b->w = w;
+    b->windows = windows;
     gl_u64map_init(&b->segment_row);
     if (!(b->bm = gl_bm_new()))
         return gl_wdb_fail(w, "the allocator model: out of memory");
@@ -115,16 +116,21 @@ static int block(struct gl_blocks *b, struct gl_rows *rows, const struct gl_even
                 return gl_wdb_fail(b->w, "the allocator model: out of memory");
             if (state == GL_BM_FREE) /* a hole: in the model, not a row */
                 return 0;
+            if (state == GL_BM_ALLOCATED)
+                gl_windows_change(b->windows, GL_WIN_BLOCKS, ev->size, 1, next);
             return gl_rows_add(rows, &e, GL_OP_ALLOC, GL_KIND_BLOCK, e.size, sid, 0, range, seq);
         }
         fits = gl_bm_alloc(b->bm, dev, ev->addr, ev->size, next, &blk);
         if (fits < 0)
             return gl_wdb_fail(b->w, "the allocator model: out of memory");
+        gl_windows_change(b->windows, GL_WIN_BLOCKS, blk.size, 1, next);
         return block_row(rows, ev, GL_OP_ALLOC, &blk, sid, 0, range, seq);
     }
     case GL_OP_FREE:
         if (gl_bm_free_requested(b->bm, dev, ev->addr, &blk))
             b->unmatched++;
+        else
+            gl_windows_change(b->windows, GL_WIN_BLOCKS, blk.size, 0, 0);
         return block_row(rows, ev, GL_OP_FREE, &blk, sid, blk.seq, range, seq);
     case GL_OP_FREE_COMPLETED:
         gl_bm_free_completed(b->bm, dev, ev->addr, &blk);

@@ -17,6 +17,7 @@
 #include "rows.h"
 #include "u64map.h"
 #include "wdb.h"
+#include "windows.h"
 
 struct gl_blocks {
     struct gl_wdb *w;
@@ -26,9 +27,10 @@ struct gl_blocks {
     uint8_t dirty[GL_BM_MAX_DEVICES + 1];           /* index device + 1 (0: others): block_stats changed */
     uint64_t last_sample_ns[GL_BM_MAX_DEVICES + 1]; /* likewise */
     uint64_t unmatched;           /* frees of blocks never seen allocated */
+    struct gl_windows *windows;   /* measurements from checkpoints on: the block layer */
 };
 
-int gl_blocks_open(struct gl_blocks *b, struct gl_wdb *w);
+int gl_blocks_open(struct gl_blocks *b, struct gl_wdb *w, struct gl_windows *windows);
 /* Is ev one of ours (a block or segment event, a tag, a config)? */
 static inline int gl_blocks_owns(const struct gl_event *ev)
 {

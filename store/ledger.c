@@ -64,8 +64,10 @@ void gl_ledger_add(struct gl_ledger *l, int space, uint64_t key, uint64_t seq, c
         /* Its end was never seen (dropped, or made before we started).
          * Forget the old one; it is no longer live. */
         const struct gl_live *o = &l->lives[old];
-        if (gl_kind_counts_on_device(o->kind))
+        if (gl_kind_counts_on_device(o->kind)) {
             dev_of(l, o->device)->live -= o->size;
+            gl_windows_change(&l->windows, GL_WIN_DEVICE, o->size, 0, 0);
+        }
         recycle(l, old);
     }
     struct gl_live *e = &l->lives[idx];
@@ -78,6 +80,7 @@ void gl_ledger_add(struct gl_ledger *l, int space, uint64_t key, uint64_t seq, c
     d->allocs++;
     if (gl_kind_counts_on_device(ev->kind)) {
         d->live += ev->size;
+        gl_windows_change(&l->windows, GL_WIN_DEVICE, ev->size, 1, seq);
         if (d->live > d->peak) {
             d->peak = d->live;
             d->peak_ns = ev->ts_ns;
@@ -105,8 +108,10 @@ int gl_ledger_take(struct gl_ledger *l, int space, uint64_t key, struct gl_live 
     recycle(l, idx);
     struct gl_dev_stats *d = dev_of(l, out->device);
     d->frees++;
-    if (gl_kind_counts_on_device(out->kind))
+    if (gl_kind_counts_on_device(out->kind)) {
         d->live -= out->size;
+        gl_windows_change(&l->windows, GL_WIN_DEVICE, out->size, 0, 0);
+    }
     return 1;
 }
 

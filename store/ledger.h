@@ -2,7 +2,8 @@
  * allocation, physical handle, reserved range and mapping by its space and
  * address (or handle), so that what ends it finds it (free <-> alloc
  * pairing), and per device the live and peak bytes of what counts as device
- * memory (gl_kind_counts_on_device). No SQL. */
+ * memory (gl_kind_counts_on_device), also for windows from checkpoints
+ * on (windows.h). No SQL. */
 #ifndef GL_LEDGER_H
 #define GL_LEDGER_H
 
@@ -11,6 +12,7 @@
 
 #include "gl_event.h"
 #include "u64map.h"
+#include "windows.h"
 
 struct gl_live {
     uint64_t seq, size; /* the row that began it, its bytes */
@@ -30,6 +32,9 @@ struct gl_ledger {
     uint64_t *spare; /* free slots of lives[] */
     size_t nspare, spare_cap;
     struct gl_dev_stats dev[GL_MAX_DEVICES + 1]; /* index device + 1 (-1 = unknown) */
+    /* measurements from checkpoints on: the device layer is changed here,
+     * the allocator-block layer by the store's part for PyTorch */
+    struct gl_windows windows;
 };
 
 void gl_ledger_init(struct gl_ledger *l);

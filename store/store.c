@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "annotations.h"
+#include "answers.h"
 #include "graphmem.h"
 #include "blocks.h"
 #include "ledger.h"
@@ -30,6 +31,7 @@ struct gl_store {
     struct gl_annotations ann;
     struct gl_graphmem graph;
     struct gl_blocks blocks;
+    struct gl_answers answers;
 };
 
 const char *gl_store_error(struct gl_store *s)
@@ -78,7 +80,7 @@ struct gl_store *gl_store_open(const char *path, const struct gl_run_info *info,
         return NULL;
     }
     if (gl_rows_open(&s->rows, &s->w) || gl_stacks_open(&s->stacks, &s->w, symbolize) ||
-        gl_annotations_open(&s->ann, &s->w) || gl_blocks_open(&s->blocks, &s->w)) {
+        gl_annotations_open(&s->ann, &s->w) || gl_blocks_open(&s->blocks, &s->w, &s->ledger.windows)) {
         snprintf(err, errsz, "%s", s->w.err);
         gl_store_close(s);
         return NULL;
@@ -233,12 +235,20 @@ int gl_store_finish(struct gl_store *s, const struct gl_run_counters *c, uint64_
     return gl_wdb_exec(&s->w, "COMMIT");
 }
 
+void gl_store_answer(struct gl_store *s, struct gl_question *q)
+{
+    s->answers.w = &s->w;
+    s->answers.windows = &s->ledger.windows;
+    gl_answers_answer(&s->answers, q, s->rows.next_seq);
+}
+
 void gl_store_close(struct gl_store *s)
 {
     if (!s)
         return;
     /* statements first: sqlite3_close refuses a connection that has some */
     gl_annotations_close(&s->ann);
+    gl_answers_close(&s->answers);
     gl_runrows_close(&s->run);
     gl_blocks_close(&s->blocks);
     gl_stacks_close(&s->stacks);

@@ -51,6 +51,10 @@ int gl_store_meta(struct gl_store *s, const char *key, const char *value);
 int gl_store_finish(struct gl_store *s, const struct gl_run_counters *c, uint64_t end_ns, int exit_code,
                     int exit_signal);
 void gl_store_close(struct gl_store *s);
+/* Answer a question about what was recorded (answers.h). Everything added
+ * must be committed first (gl_store_commit). */
+struct gl_question;
+void gl_store_answer(struct gl_store *s, struct gl_question *q);
 const char *gl_store_error(struct gl_store *s);
 uint64_t gl_store_event_count(struct gl_store *s);
 /* Peak live device bytes over all devices (sum of the per-device peaks). */

@@ -23,6 +23,11 @@ try:
 except OSError:  # pragma: no cover - a platform without a global scope
     _scope = None
 
+def bind(name, restype, argtypes):
+    """libgpuledger.so's function `name`, or None outside gpuledger."""
+    return _bind(_scope, name, restype, argtypes)
+
+
 mark = _bind(_scope, "gpuledger_mark", None, [ctypes.c_char_p])
 range_push = _bind(_scope, "gpuledger_range_push", None, [ctypes.c_char_p])
 range_pop = _bind(_scope, "gpuledger_range_pop", None, [])

@@ -39,6 +39,13 @@ got=$(env -u PYTHONPATH "$G" run -q -- sh -c 'printf %s "$PYTHONPATH"')
   fail "gpuledger run sets PYTHONPATH='$got', not the installed package in $PY"
 got=$(cd / && PYTHONPATH=$PY python3 -c 'import gpuledger; print(gpuledger.__file__, gpuledger.recording())')
 [ "$got" = "$PY/gpuledger/__init__.py False" ] || fail "import gpuledger from the install: $got"
+# its metadata: the program's version, and pytest's entry point to the plugin
+version=$("$G" --version | sed -n 's/^gpuledger //p;q')
+got=$(cd / && PYTHONPATH=$PY python3 -c 'import gpuledger, importlib.metadata as m
+d = m.distribution("gpuledger")
+print(d.version, gpuledger.__version__, [e.value for e in d.entry_points if e.group == "pytest11"])')
+[ "$got" = "$version $version ['gpuledger.pytest_plugin']" ] ||
+  fail "the installed package's version and entry point: $got (gpuledger --version: $version)"
 echo "ok: the installed Python package: on the job's PYTHONPATH, importable"
 
 # the demo, recorded and reported by the installed binary and library
