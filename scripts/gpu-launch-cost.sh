@@ -4,8 +4,10 @@
 # scripts/gpu/every_byte.cu (best of 5 x 20000 launches per process) in
 # rounds, alternating: bare; LD_PRELOAD of libgpuledger.so alone; the driver
 # loading it alone (CUDA_INJECTION64_PATH); both (what `gpuledger run` does);
-# both with GPULEDGER_CUPTI=0. Prints every figure and the median per
-# variant. Prepare here with scripts/device-prep.sh; carry build-device and
+# both with GPULEDGER_CUPTI=0. Every process is pinned to the same CPU
+# (taskset -c $CPU, default 3): unpinned, one process in two lands on a slow
+# placement (bare runs then read 1.4 or 2.1 µs, whatever is loaded). Prints
+# every figure and the median per variant. Prepare here with scripts/device-prep.sh; carry build-device and
 # .device-deps; run: bash scripts/gpu-launch-cost.sh [ROUNDS]
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,14 +19,16 @@ export LD_LIBRARY_PATH="$ROOT/.device-deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PA
 LIB="$B/interpose/libgpuledger.so"
 W=$(mktemp -d)
 nvcc -O1 -cudart shared -o "$W/eb" "$ROOT/scripts/gpu/every_byte.cu" -lcuda -ldl || exit 1
+CPU=${CPU:-3}
+pin() { taskset -c "$CPU" "$@"; }
 bench() { # VARIANT: one process, prints "no_memory_nodes memory_nodes"
   local v=$1 o="$W/$1-$RANDOM.db"
   case $v in
-    bare)       "$W/eb" --launch-bench 20000 ;;
-    preload)    LD_PRELOAD="$LIB" GPULEDGER_OUTPUT="$o" "$W/eb" --launch-bench 20000 ;;
-    inject)     CUDA_INJECTION64_PATH="$LIB" GPULEDGER_OUTPUT="$o" "$W/eb" --launch-bench 20000 ;;
-    both)       LD_PRELOAD="$LIB" CUDA_INJECTION64_PATH="$LIB" GPULEDGER_OUTPUT="$o" "$W/eb" --launch-bench 20000 ;;
-    both_cupti0) GPULEDGER_CUPTI=0 LD_PRELOAD="$LIB" CUDA_INJECTION64_PATH="$LIB" GPULEDGER_OUTPUT="$o" "$W/eb" --launch-bench 20000 ;;
+    bare)       pin "$W/eb" --launch-bench 20000 ;;
+    preload)    LD_PRELOAD="$LIB" GPULEDGER_OUTPUT="$o" pin "$W/eb" --launch-bench 20000 ;;
+    inject)     CUDA_INJECTION64_PATH="$LIB" GPULEDGER_OUTPUT="$o" pin "$W/eb" --launch-bench 20000 ;;
+    both)       LD_PRELOAD="$LIB" CUDA_INJECTION64_PATH="$LIB" GPULEDGER_OUTPUT="$o" pin "$W/eb" --launch-bench 20000 ;;
+    both_cupti0) GPULEDGER_CUPTI=0 LD_PRELOAD="$LIB" CUDA_INJECTION64_PATH="$LIB" GPULEDGER_OUTPUT="$o" pin "$W/eb" --launch-bench 20000 ;;
   esac 2>"$W/err" | awk '/^LAUNCH/ {printf "%s ", $3} END {print ""}'
 }
 variants="bare preload inject both both_cupti0"
