@@ -115,6 +115,36 @@ void gl_stack_signature(const struct gl_stack *st, char *buf, size_t sz)
         snprintf(buf, sz, "(no stack)");
 }
 
+static int same_text(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+/* The same frame as far as a reader can tell (what gl_frame_name shows). */
+static int same_frame(const struct gl_frame *a, const struct gl_frame *b)
+{
+    if (!same_text(a->symbol, b->symbol) || a->python != b->python)
+        return 0;
+    if (a->symbol)
+        return same_text(a->file, b->file) && a->line == b->line;
+    return same_text(a->module, b->module) && a->offset == b->offset;
+}
+
+void gl_stacks_distinct(const struct gl_stack *const *st, size_t n, int *at)
+{
+    for (size_t i = 0; i < n; i++) {
+        int common = 0; /* the longest run of equal innermost frames shared with another row */
+        for (size_t j = 0; j < n; j++) {
+            int k = 0;
+            while (j != i && k < st[i]->n && k < st[j]->n && same_frame(&st[i]->f[k], &st[j]->f[k]))
+                k++;
+            if (j != i && k > common)
+                common = k;
+        }
+        at[i] = common < st[i]->n ? common : -1;
+    }
+}
+
 const char *gl_frame_key(const struct gl_frame *f, char *buf, size_t sz)
 {
     snprintf(buf, sz, "%s\x1f%s\x1f%s\x1f%d\x1f%d\x1f%llx", f->symbol ? f->symbol : "", f->module ? f->module : "",

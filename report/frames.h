@@ -40,6 +40,11 @@ const char *gl_frame_name(const struct gl_frame *f, char *buf, size_t sz);
  * known), used to merge call sites of the same chain and to match stacks
  * across databases. */
 void gl_stack_signature(const struct gl_stack *st, char *buf, size_t sz);
+/* For n stacks shown together (the rows of a table): at[i] = the index of
+ * the first frame, innermost first, where stack i's chain of frames differs
+ * from every other one's (so printing it tells the rows apart), or -1 when
+ * another stack has the same chain to its end. */
+void gl_stacks_distinct(const struct gl_stack *const *st, size_t n, int *at);
 /* A key naming one frame for deduplication in exports: all its fields, the
  * offset only when there is no symbol (so one function is one frame). */
 const char *gl_frame_key(const struct gl_frame *f, char *buf, size_t sz);

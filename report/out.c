@@ -40,33 +40,46 @@ void gl_print_frame_list(FILE *f, const struct gl_stack *st, const char *indent)
         fprintf(f, "%s    [%d more frames]\n", indent, st->n - i);
 }
 
-void gl_print_chain(FILE *f, const struct gl_stack *st, int max)
+void gl_print_chain(FILE *f, const struct gl_stack *st, int max, int must)
 {
     char buf[1024];
     if (!st->n) {
         fputs("(no stack recorded)", f);
         return;
     }
-    int k = gl_first_interesting(st);
-    if (k)
-        fputs("[allocator] <- ", f);
-    /* Python frames say the most: when native frames stand between the
-     * first interesting one and the innermost Python line, skip them */
-    int py = k;
+    /* the frames shown, in order: the first interesting one; then, when
+     * native frames stand between it and the innermost Python line (Python
+     * frames say the most), from that line on; and `must` */
+    int show[260], n = 0, k = gl_first_interesting(st), py = k;
     while (py < st->n && !st->f[py].python)
         py++;
     if (py < st->n && py > k + 1 && max > 1) {
-        gl_text_str(f, gl_frame_name(&st->f[k], buf, sizeof buf));
-        fputs(" <- ... <- ", f);
+        show[n++] = k;
         k = py;
         max--;
     }
-    for (int i = k; i < st->n && i < k + max; i++) {
-        if (i > k)
-            fputs(" <- ", f);
-        gl_text_str(f, gl_frame_name(&st->f[i], buf, sizeof buf));
+    for (int i = k; i < st->n && i < k + max && n < 256; i++)
+        show[n++] = i;
+    if (!n) /* max < 1: the first interesting frame all the same */
+        show[n++] = k < st->n ? k : 0;
+    if (must >= 0 && must < st->n && must > show[n - 1])
+        show[n++] = must;
+    else if (must >= 0 && must < st->n)
+        for (int i = 0; i + 1 < n; i++)
+            if (show[i] < must && must < show[i + 1]) { /* inside the skipped native frames */
+                memmove(show + i + 2, show + i + 1, (size_t)(n - i - 1) * sizeof show[0]);
+                show[i + 1] = must;
+                n++;
+                break;
+            }
+    if (show[0])
+        fputs("[allocator] <- ", f);
+    for (int i = 0; i < n; i++) {
+        if (i)
+            fputs(show[i] == show[i - 1] + 1 ? " <- " : " <- ... <- ", f);
+        gl_text_str(f, gl_frame_name(&st->f[show[i]], buf, sizeof buf));
     }
-    if (st->n > k + max)
+    if (show[n - 1] < st->n - 1)
         fputs(" <- ...", f);
 }
 
@@ -89,9 +102,21 @@ void gl_print_skipped(FILE *f, const struct gl_run *r)
     fputc('\n', f);
 }
 
-const char *gl_fmt_rel(int64_t ns, int64_t start, char *buf, size_t sz)
+/* digits after the point: µs when the whole run is shorter than a second */
+static int digits(const struct gl_run *r)
 {
-    snprintf(buf, sz, "+%.3fs", (double)(ns - start) / 1e9);
+    return r->last_ns - r->first_ns < 1000000000 ? 6 : 3;
+}
+
+const char *gl_fmt_rel(const struct gl_run *r, int64_t ns, char *buf, size_t sz)
+{
+    snprintf(buf, sz, "+%.*fs", digits(r), (double)(ns - r->first_ns) / 1e9);
+    return buf;
+}
+
+const char *gl_fmt_span(const struct gl_run *r, char *buf, size_t sz)
+{
+    snprintf(buf, sz, "%.*f s", digits(r), (double)(r->last_ns - r->first_ns) / 1e9);
     return buf;
 }
 

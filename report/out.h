@@ -13,8 +13,11 @@
 /* The frames of a stack, one a line after `indent`: allocator plumbing
  * folded, a few native frames, then the Python frames. */
 void gl_print_frame_list(FILE *f, const struct gl_stack *st, const char *indent);
-/* "a <- b <- c" with at most `max` frames, allocator plumbing skipped */
-void gl_print_chain(FILE *f, const struct gl_stack *st, int max);
+/* "a <- b <- c" with at most `max` frames, allocator plumbing skipped; and
+ * frame `must` too when it is not among them ("... <- m <- ..."; -1: none),
+ * so rows of a table that share their first frames still read apart
+ * (gl_stacks_distinct). */
+void gl_print_chain(FILE *f, const struct gl_stack *st, int max, int must);
 /* "1.50 GiB" style, into buf. */
 const char *gl_fmt_bytes(uint64_t bytes, char *buf, size_t sz);
 /* One line on f naming the rows of r that were skipped because they break
@@ -22,8 +25,11 @@ const char *gl_fmt_bytes(uint64_t bytes, char *buf, size_t sz);
  * "gpuledger: FILE: 3 rows skipped, breaking an invariant: REASON: N (first
  * seq S); ..." */
 void gl_print_skipped(FILE *f, const struct gl_run *r);
-/* Seconds since the start of the run, "+1.234s". */
-const char *gl_fmt_rel(int64_t ns, int64_t start, char *buf, size_t sz);
+/* Seconds since the start of the run: "+1.234s", or "+0.012345s" (µs)
+ * when the whole run is shorter than a second. */
+const char *gl_fmt_rel(const struct gl_run *r, int64_t ns, char *buf, size_t sz);
+/* The run's length the same way, "1.234 s" / "0.012345 s". */
+const char *gl_fmt_span(const struct gl_run *r, char *buf, size_t sz);
 /* Open -o FILE (or stdout for NULL / "-"); prints an error and returns NULL. */
 FILE *gl_open_out(const char *path);
 void gl_close_out(FILE *f);

@@ -20,30 +20,42 @@ static void section(FILE *f, struct gl_diff_view *v, int top, int leak)
     fprintf(f, leak ? "\nnever freed, by stack (B - A):\n"
                     : v->at[0] ? "\nat those moments, by stack (B - A):\n"
                                : "\nat the peak, by stack (B - A):\n");
-    int shown = 0;
-    for (size_t i = 0; i < v->n && shown < top; i++) {
+    /* the rows shown: those whose two values differ, at most top */
+    size_t *row = calloc((size_t)top + 1, sizeof *row), shown = 0;
+    const struct gl_stack **st = calloc((size_t)top + 1, sizeof(void *));
+    int *at = calloc((size_t)top + 1, sizeof *at);
+    for (size_t i = 0; row && st && at && i < v->n && shown < (size_t)top; i++) {
         const struct gl_diff_row *r = &v->rows[i];
-        int64_t a = leak ? r->la : r->a, b = leak ? r->lb : r->b;
-        if (a == b)
+        if ((leak ? r->la : r->a) == (leak ? r->lb : r->b))
             continue;
+        int side = r->stack_b ? 1 : 0;
+        st[shown] = gl_stack_get(&v->stacks[side], side ? r->stack_b : r->stack_a);
+        row[shown++] = i;
+    }
+    if (at)
+        gl_stacks_distinct(st, shown, at);
+    for (size_t k = 0; k < shown; k++) {
+        const struct gl_diff_row *r = &v->rows[row[k]];
+        int64_t a = leak ? r->la : r->a, b = leak ? r->lb : r->b;
         signed_bytes(b - a, d, sizeof d);
         fprintf(f, "  %12s  ", d);
         if (!leak)
             fprintf(f, "%s -> %s  ", gl_fmt_bytes((uint64_t)a, x, sizeof x), gl_fmt_bytes((uint64_t)b, y, sizeof y));
-        int side = r->stack_b ? 1 : 0;
-        gl_print_chain(f, gl_stack_get(&v->stacks[side], side ? r->stack_b : r->stack_a), 4);
+        gl_print_chain(f, st[k], 4, at[k]);
         fputc('\n', f);
-        shown++;
     }
     if (!shown)
         fprintf(f, "  no change\n");
+    free(row);
+    free(st);
+    free(at);
 }
 
 /* "A: event #24 (+0.023s), mark 'step 3' in a.db" */
 static void moment_line(FILE *f, const char *side, const struct gl_moment *m, const struct gl_run *r)
 {
     char t[32];
-    fprintf(f, "%s: event #%lld (%s)%s", side, (long long)m->seq, gl_fmt_rel(m->ts_ns, r->first_ns, t, sizeof t),
+    fprintf(f, "%s: event #%lld (%s)%s", side, (long long)m->seq, gl_fmt_rel(r, m->ts_ns, t, sizeof t),
             m->desc[0] ? ", " : "");
     gl_text_str(f, m->desc);
     fputs(" in ", f);

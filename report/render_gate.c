@@ -17,7 +17,15 @@
 static void chain_lines(FILE *f, struct gl_gate_run *g)
 {
     char b[32];
-    for (size_t k = 0; g->counted && k < g->chains.n; k++) {
+    const struct gl_stack **st = calloc(g->chains.n + 1, sizeof(void *));
+    int *at = calloc(g->chains.n + 1, sizeof *at);
+    size_t n = 0;
+    for (size_t k = 0; st && g->counted && k < g->chains.n; k++)
+        if (g->counted[k])
+            st[n++] = gl_stack_get(&g->stacks, g->chains.v[k].stack_id);
+    if (st && at)
+        gl_stacks_distinct(st, n, at);
+    for (size_t k = 0, shown = 0; g->counted && k < g->chains.n; k++) {
         const struct gl_group *c = &g->chains.v[k];
         if (!g->counted[k])
             continue;
@@ -26,9 +34,12 @@ static void chain_lines(FILE *f, struct gl_gate_run *g)
         fputs("] ", f);
         gl_text_str(f, g->run->path);
         fputs(": ", f);
-        gl_print_chain(f, gl_stack_get(&g->stacks, c->stack_id), 6);
+        gl_print_chain(f, gl_stack_get(&g->stacks, c->stack_id), 6, st && at ? at[shown] : -1);
+        shown++;
         fputc('\n', f);
     }
+    free(st);
+    free(at);
 }
 
 void gl_render_gate_text(FILE *f, struct gl_gate_view *v)

@@ -27,13 +27,13 @@ void gl_render_holes_text(FILE *f, const struct gl_run *r, const struct gl_pool_
             fprintf(f,
                     "  %-5s %s: reserved %s, live %s, free %s in %" PRIu64 " holes, largest %s, external "
                     "fragmentation %.3f\n",
-                    label[q], gl_fmt_rel(w[q]->ts_ns, r->first_ns, t, sizeof t),
+                    label[q], gl_fmt_rel(r, w[q]->ts_ns, t, sizeof t),
                     gl_fmt_bytes(w[q]->reserved, b1, sizeof b1), gl_fmt_bytes(w[q]->live, b2, sizeof b2),
                     gl_fmt_bytes(w[q]->free, b3, sizeof b3), w[q]->holes,
                     gl_fmt_bytes(w[q]->largest_free, b4, sizeof b4), w[q]->ext_frag);
         for (size_t s = 0; series && s < p->nseries; s++)
             fprintf(f, "    %s live %s free %s holes %" PRIu64 " largest %s frag %.3f\n",
-                    gl_fmt_rel(p->series[s].ts_ns, r->first_ns, t, sizeof t),
+                    gl_fmt_rel(r, p->series[s].ts_ns, t, sizeof t),
                     gl_fmt_bytes(p->series[s].live, b1, sizeof b1), gl_fmt_bytes(p->series[s].free, b2, sizeof b2),
                     p->series[s].holes, gl_fmt_bytes(p->series[s].largest_free, b3, sizeof b3),
                     p->series[s].ext_frag);

@@ -13,8 +13,8 @@ static void chain_block(FILE *f, struct gl_leaks_view *v, const struct gl_group 
     fprintf(f, "%10s in %" PRIu64 " allocation%s  [", gl_fmt_bytes(g->bytes, b, sizeof b), g->count,
             g->count == 1 ? "" : "s");
     gl_text_str(f, g->category);
-    fprintf(f, "]  first %s, last %s\n", gl_fmt_rel(g->first_ns, v->run->first_ns, t1, sizeof t1),
-            gl_fmt_rel(g->last_ns, v->run->first_ns, t2, sizeof t2));
+    fprintf(f, "]  first %s, last %s\n", gl_fmt_rel(v->run, g->first_ns, t1, sizeof t1),
+            gl_fmt_rel(v->run, g->last_ns, t2, sizeof t2));
     if (nsteps && g->steps) {
         fputs("           live per step:", f);
         for (int k = 0; k < nsteps; k++)

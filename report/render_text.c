@@ -1,5 +1,6 @@
 /* render_text.c — the one-screen text report. */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dossier.h"
@@ -28,14 +29,23 @@ static void print_groups(FILE *f, struct gl_dossier *ds, const struct gl_groups 
                          const char *indent)
 {
     char b[32], cat[256];
-    for (size_t i = 0; i < g->n && (int)i < top; i++) {
+    size_t shown = g->n < (size_t)top ? g->n : (size_t)top;
+    const struct gl_stack **st = calloc(shown + 1, sizeof(void *));
+    int *at = calloc(shown + 1, sizeof *at);
+    for (size_t i = 0; st && at && i < shown; i++)
+        st[i] = gl_stack_get(&ds->stacks, g->v[i].stack_id);
+    if (st && at)
+        gl_stacks_distinct(st, shown, at);
+    for (size_t i = 0; i < shown; i++) {
         const struct gl_group *gr = &g->v[i];
         fprintf(f, "%s%10s %5.1f%% %6" PRIu64 "x  %-16s ", indent, gl_fmt_bytes(gr->bytes, b, sizeof b),
                 total ? 100.0 * (double)gr->bytes / (double)total : 0.0, gr->count,
                 gl_text_buf(gr->category ? gr->category : "", cat, sizeof cat));
-        gl_print_chain(f, gl_stack_get(&ds->stacks, gr->stack_id), 4);
+        gl_print_chain(f, gl_stack_get(&ds->stacks, gr->stack_id), 4, st && at ? at[i] : -1);
         fputc('\n', f);
     }
+    free(st);
+    free(at);
     if (g->n > (size_t)top)
         fprintf(f, "%s%zu more stacks (--top to see more)\n", indent, g->n - (size_t)top);
 }
@@ -68,7 +78,7 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
     fputs("): ", f);
     gl_text_str(f, r->cmdline);
     fputc('\n', f);
-    fprintf(f, "  %" PRId64 " events over %.3f s", r->event_count, (double)(r->last_ns - r->first_ns) / 1e9);
+    fprintf(f, "  %" PRId64 " events over %s", r->event_count, gl_fmt_span(r, t, sizeof t));
     if (r->has_exit_signal)
         fprintf(f, ", killed by signal %" PRId64, r->exit_signal);
     else if (r->has_exit_code)
@@ -97,11 +107,11 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
     for (int i = 0; i < ds->ndevs; i++) {
         struct gl_dev_view *v = &ds->devs[i];
         fprintf(f, "\ndevice %d: peak %s at %s (event %" PRId64 "), %s live at the end\n", v->dev->device,
-                gl_fmt_bytes(v->dev->peak, b, sizeof b), gl_fmt_rel(v->dev->peak_ns, r->first_ns, t, sizeof t),
+                gl_fmt_bytes(v->dev->peak, b, sizeof b), gl_fmt_rel(r, v->dev->peak_ns, t, sizeof t),
                 v->dev->peak_seq, gl_fmt_bytes(v->dev->live_end, u, sizeof u));
         sparkline(f, v->dev);
         if (ds->at) {
-            fprintf(f, "  at event #%" PRId64 " (%s)%s", ds->at->seq, gl_fmt_rel(ds->at->ts_ns, r->first_ns, t, sizeof t),
+            fprintf(f, "  at event #%" PRId64 " (%s)%s", ds->at->seq, gl_fmt_rel(r, ds->at->ts_ns, t, sizeof t),
                     ds->at->desc[0] ? ", " : "");
             gl_text_str(f, ds->at->desc);
             fprintf(f, ": %s live\n", gl_fmt_bytes(v->at.total_bytes, b, sizeof b));
@@ -131,10 +141,10 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
         for (size_t k = 0; k < v->nooms; k++) {
             const struct gl_oom_view *o = &v->ooms[k];
             fprintf(f, "  OUT OF MEMORY at %s: %s %s failed (error %d) with %s live; ",
-                    gl_fmt_rel(o->fail->ts_ns, r->first_ns, t, sizeof t), gl_api_name(o->fail->api),
+                    gl_fmt_rel(r, o->fail->ts_ns, t, sizeof t), gl_api_name(o->fail->api),
                     gl_fmt_bytes(o->fail->size, b, sizeof b), o->fail->result,
                     gl_fmt_bytes(o->live_bytes, u, sizeof u));
-            gl_print_chain(f, gl_stack_get(&ds->stacks, o->fail->stack_id), 3);
+            gl_print_chain(f, gl_stack_get(&ds->stacks, o->fail->stack_id), 3, -1);
             fputs("\n    live then (OOM ledger):\n", f);
             print_groups(f, ds, &o->ledger, o->live_bytes, top < 5 ? top : 5, "      ");
         }
@@ -144,7 +154,7 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
         char w[32], label[96];
         fprintf(f, "\n%s (device %d): worst at %s: %s free of %s in %" PRIu64
                    " holes, largest %s, external fragmentation %.2f\n",
-                gl_pool_label(p, label, sizeof label), p->device, gl_fmt_rel(p->worst.ts_ns, r->first_ns, t, sizeof t),
+                gl_pool_label(p, label, sizeof label), p->device, gl_fmt_rel(r, p->worst.ts_ns, t, sizeof t),
                 gl_fmt_bytes(p->worst.free, b, sizeof b), gl_fmt_bytes(p->worst.reserved, u, sizeof u), p->worst.holes,
                 gl_fmt_bytes(p->worst.largest_free, w, sizeof w), p->worst.ext_frag);
     }

@@ -116,12 +116,13 @@
     const proc = dev.proc;
     const top = dev.topRows(8);
     if (!top.length) return el('div');
+    const must = proc.distinct(top.map((t) => proc.rowFrames(t.row)));
     return el('details', {class: 'tops', open: ''}, el('summary', null, 'top stacks (tick to draw a stack\'s own line)'),
-      ...top.map((t) => el('label', {class: 'top'},
+      ...top.map((t, k) => el('label', {class: 'top'},
         el('input', {type: 'checkbox', value: t.row, onchange: () => toggleLine(t.row)}),
         el('span', {class: 'key', dataset: {row: t.row}}),
         el('span', {class: 'n'}, GL.fmt.bytes(t.max)), ' ', GL.panels.catChip(proc, proc.rows[t.row][0]), ' ',
-        proc.chain(proc.rowFrames(t.row), 3))));
+        proc.chain(proc.rowFrames(t.row), 3, must[k]))));
   }
 
   function showMoment(i) {

@@ -48,22 +48,46 @@ GL.model = (function () {
       return k;
     }
 
-    /* "forward <- … <- Linear.forward (linear.py:134) <- …", as the text report */
-    chain(ids, max) {
+    /* "forward <- … <- Linear.forward (linear.py:134) <- …", as the text
+     * report: at most max frames, and frame `must` too when given (the one
+     * that tells this row from the others, distinct()) */
+    chain(ids, max, must) {
       if (!ids.length) return '(no stack recorded)';
       let k = this.firstInteresting(ids);
-      const parts = [];
-      if (k) parts.push('[allocator]');
+      const show = [];
       let py = k;
       while (py < ids.length && !this.frames[ids[py]][4]) py++;
       if (py < ids.length && py > k + 1 && max > 1) {
-        parts.push(this.names[ids[k]], '…');
+        show.push(k);
         k = py;
         max--;
       }
-      for (let i = k; i < ids.length && i < k + max; i++) parts.push(this.names[ids[i]]);
-      if (ids.length > k + max) parts.push('…');
+      for (let i = k; i < ids.length && i < k + max; i++) show.push(i);
+      if (must !== undefined && must >= 0 && must < ids.length && !show.includes(must)) {
+        show.push(must);
+        show.sort((a, b) => a - b);
+      }
+      const parts = show[0] ? ['[allocator]'] : [];
+      show.forEach((i, n) => {
+        if (n && i !== show[n - 1] + 1) parts.push('…');
+        parts.push(this.names[ids[i]]);
+      });
+      if (show[show.length - 1] < ids.length - 1) parts.push('…');
       return parts.join(' ← ');
+    }
+
+    /* for stacks shown together: the index of the first frame where each
+     * differs from all the others (-1: another is the same to its end) */
+    distinct(idsList) {
+      return idsList.map((a, i) => {
+        let common = 0;
+        idsList.forEach((b, j) => {
+          let k = 0;
+          while (j !== i && k < a.length && k < b.length && a[k] === b[k]) k++;
+          if (j !== i && k > common) common = k;
+        });
+        return common < a.length ? common : -1;
+      });
     }
 
     /* the frames to list: Python lines first, then the native frames */

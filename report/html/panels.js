@@ -12,8 +12,9 @@ GL.panels = (function () {
     return el('span', {class: 'cat', style: 'border-left-color:' + GL.fmt.color(name)}, name);
   }
 
-  /* a stack: its one-line chain, unfolding to every frame, Python first */
-  function stack(proc, ids) {
+  /* a stack: its one-line chain (with frame `must`, which tells it from
+   * the other rows), unfolding to every frame, Python first */
+  function stack(proc, ids, must) {
     const {py, native} = proc.orderedFrames(ids);
     const item = (id) => {
       const f = proc.frames[id];
@@ -21,7 +22,7 @@ GL.panels = (function () {
         proc.names[id],
         f[1] && !f[4] ? el('span', {class: 'muted'}, '  ' + GL.fmt.basename(f[1])) : null);
     };
-    return el('details', {class: 'stack'}, el('summary', null, proc.chain(ids, 4)),
+    return el('details', {class: 'stack'}, el('summary', null, proc.chain(ids, 4, must)),
       py.length ? el('div', {class: 'st-h'}, 'Python') : null,
       py.length ? el('ol', {class: 'st'}, ...py.map(item)) : null,
       native.length ? el('div', {class: 'st-h'}, py.length ? 'native' : 'frames') : null,
@@ -39,8 +40,11 @@ GL.panels = (function () {
     head.appendChild(el('th', null, 'allocated at'));
     table.appendChild(head);
     let shown = 0;
+    let must = [];
     const more = () => {
       const end = Math.min(rows.length, shown + (shown ? rows.length : PAGE));
+      /* which frame tells each row from the others shown */
+      if (end <= 2000) must = proc.distinct(rows.slice(0, end).map((r) => proc.rowFrames(r.row)));
       for (; shown < end; shown++) {
         const r = rows[shown];
         const cat = proc.rows[r.row][0];
@@ -51,7 +55,7 @@ GL.panels = (function () {
         el('td', {class: 'n'}, (opts.signed && r.count > 0 ? '+' : '') + r.count + '×'),
         el('td', null, catChip(proc, cat)));
         for (const x of r.extra || []) tr.appendChild(el('td', {class: 'n'}, x));
-        tr.appendChild(el('td', null, stack(proc, proc.rowFrames(r.row))));
+        tr.appendChild(el('td', null, stack(proc, proc.rowFrames(r.row), must[shown])));
         if (opts.onRow) tr.addEventListener('click', (e) => {
           if (e.target.tagName !== 'SUMMARY' && !e.target.closest('details[open]')) opts.onRow(r.row);
         });

@@ -253,6 +253,36 @@ static void test_report_at(void **state)
     assert_int_equal(r.status, 2);
 }
 
+/* Rows whose stacks share their first frames read apart: the frame where
+ * each differs is shown; a short run's times have microseconds. */
+static void test_chains_tell_rows_apart(void **state)
+{
+    (void)state;
+    make("deep.db", "deep", NULL);
+    h_run(&r, NULL, ARGV(GL, "report", "deep.db"));
+    assert_int_equal(r.status, 0);
+    expect(r.out, "      3.00 MiB  60.0%      1x  other            layer5 <- layer4 <- layer3 <- layer2 <- ... <- "
+                  "from_loader <- ...\n");
+    expect(r.out, "      2.00 MiB  40.0%      1x  other            layer5 <- layer4 <- layer3 <- layer2 <- ... <- "
+                  "from_trainer <- ...\n");
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "0", "deep.db"));
+    expect(r.out, "deep.db: layer5 <- layer4 <- layer3 <- layer2 <- layer1 <- from_loader <- ...\n");
+    /* rows that already differ in what is shown are printed as before */
+    make("l3.db", "leaks3", NULL);
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "0", "l3.db"));
+    expect(r.out, "l3.db: leak_one <- leak_b <- main <- ");
+    assert_null(strstr(r.out, "... <- leak_"));
+    /* the run took well under a second: times to the microsecond */
+    h_run(&r, NULL, ARGV(GL, "report", "deep.db"));
+    expect(r.out, " events over 0.");
+    const char *at = strstr(r.out, "peak 5.00 MiB at +0.");
+    assert_non_null(at);
+    char digits[16] = "", unit = 0;
+    assert_int_equal(sscanf(at, "peak 5.00 MiB at +0.%15[0-9]%c", digits, &unit), 2);
+    assert_int_equal(strlen(digits), 6); /* +0.dddddds */
+    assert_int_equal(unit, 's');
+}
+
 static void test_exports(void **state)
 {
     (void)state;
@@ -386,6 +416,7 @@ int main(void)
         cmocka_unit_test_teardown(test_diff_two_runs, teardown),
         cmocka_unit_test_teardown(test_exports, teardown),
         cmocka_unit_test_teardown(test_report_at, teardown),
+        cmocka_unit_test_teardown(test_chains_tell_rows_apart, teardown),
         cmocka_unit_test_teardown(test_html_is_self_contained, teardown),
         cmocka_unit_test_teardown(test_several_databases, teardown),
         cmocka_unit_test_teardown(test_bad_and_corrupted_input, teardown),

@@ -20,7 +20,10 @@
  *   frag        8 x 256 KiB from the stream-ordered pool, then frees #1,#3,#4,#6:
  *               3 holes (256K, 512K, 256K) in a 2 MiB region
  *   ptsz        1 MiB from cudaMallocAsync_ptsz on stream 0 (the per-thread
- *               default stream), freed by cudaFreeAsync_ptsz */
+ *               default stream), freed by cudaFreeAsync_ptsz
+ *   deep        two leaks whose stacks share their five innermost frames
+ *               (layer5 <- ... <- layer1) and differ only in the caller:
+ *               from_loader 3 MiB, from_trainer 2 MiB */
 #include <cuda_runtime_api.h>
 #include <pthread.h>
 #include <signal.h>
@@ -157,6 +160,40 @@ __attribute__((noinline)) static void scratch(void)
         cudaFree(p[i]);
 }
 
+/* five layers every allocation of `deep` goes through */
+__attribute__((noinline)) static void *layer5(size_t n)
+{
+    void *p = NULL;
+    cudaMalloc(&p, n);
+    __asm__ volatile("" ::: "memory");
+    return p;
+}
+#define LAYER(k, next)                                                                                        \
+    __attribute__((noinline)) static void *layer##k(size_t n)                                                 \
+    {                                                                                                         \
+        void *p = next(n);                                                                                    \
+        __asm__ volatile("" ::: "memory"); /* no tail call: the frame stays */                                \
+        return p;                                                                                             \
+    }
+LAYER(4, layer5)
+LAYER(3, layer4)
+LAYER(2, layer3)
+LAYER(1, layer2)
+
+__attribute__((noinline)) static void *from_loader(void)
+{
+    void *p = layer1(3u << 20);
+    __asm__ volatile("" ::: "memory");
+    return p;
+}
+
+__attribute__((noinline)) static void *from_trainer(void)
+{
+    void *p = layer1(2u << 20);
+    __asm__ volatile("" ::: "memory");
+    return p;
+}
+
 static int do_leaks3(void)
 {
     void *keep = leak_one(7u << 20);
@@ -235,6 +272,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(what, "leaks3"))
         return do_leaks3();
+    if (!strcmp(what, "deep"))
+        return from_loader() && from_trainer() ? 0 : 1;
     if (!strcmp(what, "grow"))
         return do_grow(n > 0 ? n : 10);
     if (!strcmp(what, "frag"))
