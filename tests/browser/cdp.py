@@ -130,7 +130,7 @@ class Browser:
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         page = Page(self, session)
-        for domain in ("Page", "Runtime", "Log"):
+        for domain in ("Page", "Runtime", "Log", "Network"):
             page.call(domain + ".enable")
         page.call("Emulation.setDeviceMetricsOverride",
                   {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
@@ -177,6 +177,11 @@ class Page:
             elif m == "Log.entryAdded" and p.get("entry", {}).get("level") == "error":
                 out.append("log: %s %s" % (p["entry"].get("text"), p["entry"].get("url", "")))
         return out
+
+    def requests(self):
+        """Every URL the page asked for so far (itself included)."""
+        return [e["params"]["request"]["url"] for e in self.b.events
+                if e.get("sessionId") == self.session and e.get("method") == "Network.requestWillBeSent"]
 
     def requests_blocked(self):
         return [e for e in self.errors() if "Content Security Policy" in e]

@@ -9,7 +9,8 @@ bytes, count, category, frames) equals `gpuledger report --at '#N' --format
 json` for that event (and the database's own answer); the OOM's ledger
 equals the report's; a page made with --at opens at that moment; a drag
 shows what changed in the window; a click on the flame graph zooms into
-that frame; hostile strings stay text. Screenshots, the pages and their load
+that frame; rows whose stacks share their innermost frames read apart
+(exact labels, as the text report's chains); hostile strings stay text. Screenshots, the pages and their load
 times go to BUILD/tests/browser-artifacts/.
 
     test_report_html.py BUILD_DIR
@@ -29,6 +30,7 @@ import cdp  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 GL = os.path.join(BUILD, "report", "gpuledger")
+SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ART = os.path.join(BUILD, "tests", "browser-artifacts")
 LOAD_LIMIT_S = 5.0
 failures = []
@@ -93,6 +95,7 @@ def rect(page, selector):
 def open_report(browser, html, name):
     t0 = time.monotonic()
     page = browser.open("file://" + html)
+    page.url = "file://" + html
     page.wait_for("document.body && document.body.dataset.ready === '1'", timeout=60)
     wall = time.monotonic() - t0
     ms = int(page.eval("document.body.dataset.readyMs"))
@@ -106,6 +109,8 @@ def no_errors(page, name):
     page.b.pump(0.2)
     errs = page.errors()
     check(not errs, "%s: console errors: %s" % (name, errs))
+    asked = [u for u in page.requests() if u != page.url]
+    check(not asked, "%s: the page fetched %s" % (name, asked[:3]))
 
 
 def click_moment(page, frac):
@@ -222,6 +227,51 @@ def big_checks(browser, db, html, name):
     return ms
 
 
+SUMMARIES = """[...document.querySelectorAll(%s)].map((s) => s.textContent)"""
+
+
+def labels(page, selector):
+    return page.eval(SUMMARIES % json.dumps(selector))
+
+
+def chain_checks(browser, pages):
+    """Rows whose stacks begin with the same frames read apart: each label
+    shows the frame where its stack differs from the others' (the text
+    report's chains, with its arrows)."""
+    page, _ = open_report(browser, pages["leaks3"], "leaks3")
+    no_errors(page, "leaks3")
+    # four stacks through leak_one: once they all read 'leak_one'
+    want = ["leak_one \u2190 main \u2190 libc.so.6+0x2724a \u2190 __libc_start_main \u2190 \u2026",
+            "leak_one \u2190 leak_b \u2190 main \u2190 libc.so.6+0x2724a \u2190 \u2026",
+            "leak_one \u2190 leak_a \u2190 main \u2190 libc.so.6+0x2724a \u2190 \u2026",
+            "leak_one \u2190 leak_c \u2190 main \u2190 libc.so.6+0x2724a \u2190 \u2026"]
+    got = labels(page, "#ledger tr.lrow details.stack > summary")
+    check(got == want, "leaks3: peak ledger labels %s, want %s" % (got, want))
+    got = labels(page, "#leaks tr.lrow details.stack > summary")
+    check(got == want[1:], "leaks3: leak labels %s, want %s" % (got, want[1:]))
+    got = labels(page, "label.top")
+    want_top = ["7.00 MiB other leak_one \u2190 main \u2190 libc.so.6+0x2724a \u2190 \u2026",
+                "3.00 MiB other leak_one \u2190 leak_b \u2190 main \u2190 \u2026",
+                "2.00 MiB other leak_one \u2190 leak_a \u2190 main \u2190 \u2026",
+                "2.00 MiB other leak_one \u2190 leak_c \u2190 main \u2190 \u2026"]
+    check(got == want_top, "leaks3: top stacks %s, want %s" % (got, want_top))
+    # two stacks through the same five layers: the caller that differs is
+    # shown after the first four frames
+    page, _ = open_report(browser, pages["deep"], "deep")
+    no_errors(page, "deep")
+    want = ["layer5 \u2190 layer4 \u2190 layer3 \u2190 layer2 \u2190 \u2026 \u2190 from_loader \u2190 \u2026",
+            "layer5 \u2190 layer4 \u2190 layer3 \u2190 layer2 \u2190 \u2026 \u2190 from_trainer \u2190 \u2026"]
+    got = labels(page, "#ledger tr.lrow details.stack > summary")
+    check(got == want, "deep: peak ledger labels %s, want %s" % (got, want))
+    check(labels(page, "#leaks tr.lrow details.stack > summary") == want, "deep: leak labels")
+    got = labels(page, "label.top")
+    want_top = ["3.00 MiB other layer5 \u2190 layer4 \u2190 layer3 \u2190 \u2026 \u2190 from_loader \u2190 \u2026",
+                "2.00 MiB other layer5 \u2190 layer4 \u2190 layer3 \u2190 \u2026 \u2190 from_trainer \u2190 \u2026"]
+    check(got == want_top, "deep: top stacks %s, want %s" % (got, want_top))
+    if not [f for f in failures if f.startswith(("leaks3", "deep"))]:
+        print("leaks3, deep: every ledger, leak and top-stack label reads apart, as the text report's chains")
+
+
 def hostile_checks(browser, db, html):
     page, _ = open_report(browser, html, "hostile")
     no_errors(page, "hostile")
@@ -262,8 +312,11 @@ def main():
         run(os.path.join(BUILD, "bench", "bench_gen_db"), "--events", "1000000", "--out", big, "--write-only")
         hostile = os.path.join(work, "hostile.db")
         make_hostile(demo, hostile)
+        deep = os.path.join(work, "deep.db")
+        run(GL, "run", "-q", "-o", deep, "--", os.path.join(BUILD, "tests", "misc"), "deep", cwd=work)
+        leaks3 = os.path.join(SRC, "tests", "golden", "db", "leaks3.db")  # normalised: libc's offset is fixed
         pages = {}
-        for name, db in (("demo", demo), ("run-1m", big), ("hostile", hostile)):
+        for name, db in (("demo", demo), ("run-1m", big), ("hostile", hostile), ("leaks3", leaks3), ("deep", deep)):
             t = time.monotonic()
             pages[name] = os.path.join(ART, name + ".html")
             run(GL, "report", "--format", "html", "-o", pages[name], db)
@@ -272,6 +325,7 @@ def main():
             demo_checks(browser, demo, pages["demo"])
             big_checks(browser, big, pages["run-1m"], "run-1m")
             hostile_checks(browser, hostile, pages["hostile"])
+            chain_checks(browser, pages)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print("browser test: %.1f s, %d failure(s); artifacts in %s" % (time.monotonic() - t0, len(failures), ART))
