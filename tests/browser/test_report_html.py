@@ -121,7 +121,18 @@ def click_moment(page, frac):
     return selected(page)
 
 
-COUNTED = "('device', 'async', 'managed', 'physical', 'static')"
+# the kinds counted toward device memory in a version-1 database (no
+# kind_names.layer yet)
+COUNTED_V1 = ("device", "async", "managed", "physical", "static")
+
+
+def counted_kinds(con):
+    """The kinds whose bytes count toward what CUDA holds, from the
+    database's own vocabulary (kind_names.layer, schema 2)."""
+    cols = [r[1] for r in con.execute("PRAGMA table_info(kind_names)")]
+    if "layer" not in cols:
+        return COUNTED_V1
+    return tuple(r[0] for r in con.execute("SELECT name FROM kind_names WHERE layer = 'device'"))
 
 
 def sql_ledger(db, seq, device=0):
@@ -129,13 +140,15 @@ def sql_ledger(db, seq, device=0):
     contract alone: rows of (bytes, count, frame symbols), grouped by the
     chain of frame names as the report merges stacks."""
     con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    kinds = counted_kinds(con)
     frames = {}
     for sid, sym, mod, off in con.execute("SELECT stack_id, symbol, module, offset FROM stack_frames "
                                           "ORDER BY stack_id, depth"):
         frames.setdefault(sid, []).append(frame_key(sym, mod, off))
     rows = {}
     for sid, size in con.execute("SELECT stack_id, size FROM allocations WHERE id <= ? AND (free_seq IS NULL OR "
-                                 "free_seq > ?) AND device = ? AND kind IN " + COUNTED, (seq, seq, device)):
+                                 "free_seq > ?) AND device = ? AND kind IN (%s)" % ",".join("?" * len(kinds)),
+                                 (seq, seq, device) + kinds):
         key = tuple(frames.get(sid, []))
         b, c = rows.get(key, (0, 0))
         rows[key] = (b + size, c + 1)
