@@ -149,6 +149,21 @@ static void test_read_only_database_as_nobody(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* The writer of test_read_while_recording (its own process group), killed
+ * by the teardown whatever happened: a failed assertion must not leave it
+ * running (meson would wait for it until the suite's timeout). */
+static pid_t writer = -1;
+
+static int teardown_writer(void **state)
+{
+    if (writer > 0) {
+        kill(-writer, SIGKILL);
+        waitpid(writer, NULL, 0);
+        writer = -1;
+    }
+    return teardown(state);
+}
+
 /* A database still being written (its -wal and -shm beside it) reads, and
  * reading leaves the writer alone; after a SIGKILL it still reads. */
 static void test_read_while_recording(void **state)
@@ -162,12 +177,15 @@ static void test_read_while_recording(void **state)
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
+        setpgid(0, 0);
         putenv(lib);
         setenv("GPULEDGER_OUTPUT", out, 1);
         setenv("GPULEDGER_QUIET", "1", 1);
         execl(prog, prog, progress, (char *)NULL);
         _exit(127);
     }
+    setpgid(pid, pid); /* (both sides: whichever runs first) */
+    writer = pid;
     /* wait for 2000 pairs and a commit (at most 100 ms later) */
     long pairs = 0;
     for (int i = 0; i < 400 && pairs < 2000; i++) {
@@ -203,6 +221,7 @@ static void test_read_while_recording(void **state)
     kill(pid, SIGKILL);
     int st;
     waitpid(pid, &st, 0);
+    writer = -1;
     assert_true(WIFSIGNALED(st));
     h_run(&r, NULL, ARGV(GL, "leaks", "live.db"));
     assert_int_equal(r.status, 0);
@@ -515,7 +534,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_summary_on_stdout, teardown),
         cmocka_unit_test_teardown(test_read_only_database_as_nobody, teardown),
-        cmocka_unit_test_teardown(test_read_while_recording, teardown),
+        cmocka_unit_test_teardown(test_read_while_recording, teardown_writer),
         cmocka_unit_test_teardown(test_hostile_names, teardown),
         cmocka_unit_test_teardown(test_gate_junit, teardown),
         cmocka_unit_test_teardown(test_hostile_values, teardown),
