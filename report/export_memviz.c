@@ -25,6 +25,7 @@
 #include "escape.h"
 #include "frames.h"
 #include "model_vmm.h"
+#include "out.h"
 #include "pickle.h"
 #include "render.h"
 #include "strmap.h"
@@ -442,7 +443,8 @@ int gl_export_memviz(FILE *f, struct gl_run *r, size_t max_entries)
         gl_pk_end(&m.p);
     }
     if (unknown)
-        fprintf(stderr, "gpuledger export: %zu allocations on an unknown device are not in the snapshot\n", unknown);
+        fprintf(stderr, "gpuledger export: %zu allocation%s on an unknown device %s not in the snapshot\n", unknown,
+                gl_s(unknown), unknown == 1 ? "is" : "are");
     gl_sweep_free(&sw);
     free(m.hosts);
     free(m.frame_memo);

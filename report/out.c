@@ -25,19 +25,19 @@ void gl_print_frame_list(FILE *f, const struct gl_stack *st, const char *indent)
      * there are Python frames further out) up to 16 Python-led frames */
     int k = gl_first_interesting(st), py = gl_first_python(st, k), shown = 0;
     if (k)
-        fprintf(f, "%s    [%d allocator frames]\n", indent, k);
+        fprintf(f, "%s    [%d allocator frame%s]\n", indent, k, gl_s((uint64_t)k));
     int i = k;
     for (; i < st->n && shown < 8 && (py < 0 || i < py); i++, shown++)
         frame_line(f, indent, i, gl_frame_name(&st->f[i], buf, sizeof buf));
     if (py > i) {
-        fprintf(f, "%s    [%d native frames]\n", indent, py - i);
+        fprintf(f, "%s    [%d native frame%s]\n", indent, py - i, gl_s((uint64_t)(py - i)));
         i = py;
     }
     int limit = i + (py >= 0 ? 16 : 0);
     for (; i < st->n && i < limit; i++)
         frame_line(f, indent, i, gl_frame_name(&st->f[i], buf, sizeof buf));
     if (i < st->n)
-        fprintf(f, "%s    [%d more frames]\n", indent, st->n - i);
+        fprintf(f, "%s    [%d more frame%s]\n", indent, st->n - i, gl_s((uint64_t)(st->n - i)));
 }
 
 void gl_print_chain(FILE *f, const struct gl_stack *st, int max, int must)
@@ -83,13 +83,18 @@ void gl_print_chain(FILE *f, const struct gl_stack *st, int max, int must)
         fputs(" <- ...", f);
 }
 
+const char *gl_s(uint64_t n)
+{
+    return n == 1 ? "" : "s";
+}
+
 void gl_print_skipped(FILE *f, const struct gl_run *r)
 {
     if (!r->nskipped)
         return;
     fputs("gpuledger: ", f);
     gl_text_str(f, r->path);
-    fprintf(f, ": %" PRId64 " row%s skipped, breaking an invariant:", r->nskipped, r->nskipped == 1 ? "" : "s");
+    fprintf(f, ": %" PRId64 " row%s skipped, breaking an invariant:", r->nskipped, gl_s((uint64_t)r->nskipped));
     const char *sep = " ";
     for (int k = 0; k < GL_SKIP_COUNT; k++) {
         if (!r->skipped[k])

@@ -20,6 +20,8 @@ void gl_print_frame_list(FILE *f, const struct gl_stack *st, const char *indent)
 void gl_print_chain(FILE *f, const struct gl_stack *st, int max, int must);
 /* "1.50 GiB" style, into buf. */
 const char *gl_fmt_bytes(uint64_t bytes, char *buf, size_t sz);
+/* "s" for a count other than 1 ("1 hole", "3 holes"), "" for 1. */
+const char *gl_s(uint64_t n);
 /* One line on f naming the rows of r that were skipped because they break
  * an invariant (nothing when there are none):
  * "gpuledger: FILE: 3 rows skipped, breaking an invariant: REASON: N (first

@@ -12,7 +12,7 @@
 #include "out.h"
 #include "render.h"
 
-/* "  3.00 MiB in 1 allocation(s) [other] a.db: f <- g <- main" for each
+/* "  3.00 MiB in 2 allocations [other] a.db: f <- g <- main" for each
  * chain of g that counts. */
 static void chain_lines(FILE *f, struct gl_gate_run *g)
 {
@@ -29,7 +29,7 @@ static void chain_lines(FILE *f, struct gl_gate_run *g)
         const struct gl_group *c = &g->chains.v[k];
         if (!g->counted[k])
             continue;
-        fprintf(f, "  %s in %" PRIu64 " allocation(s) [", gl_fmt_bytes(c->bytes, b, sizeof b), c->count);
+        fprintf(f, "  %s in %" PRIu64 " allocation%s [", gl_fmt_bytes(c->bytes, b, sizeof b), c->count, gl_s(c->count));
         gl_text_str(f, c->category);
         fputs("] ", f);
         gl_text_str(f, g->run->path);
@@ -47,7 +47,7 @@ void gl_render_gate_text(FILE *f, struct gl_gate_view *v)
     char b[32], m[32];
     fprintf(f, "gpuledger gate: %s — %s never freed (limit %s) in %d database%s%s\n", v->fail ? "FAIL" : "pass",
             gl_fmt_bytes(v->leak, b, sizeof b), gl_fmt_bytes(v->q->max_leak, m, sizeof m), v->n,
-            v->n == 1 ? "" : "s", v->peak_fail ? "; peak limit broken" : "");
+            gl_s((uint64_t)v->n), v->peak_fail ? "; peak limit broken" : "");
     for (int i = 0; v->fail && i < v->n; i++) {
         chain_lines(f, &v->runs[i]);
         if (v->runs[i].peak_fail) {
@@ -65,13 +65,13 @@ int gl_render_gate_junit(FILE *f, const char *path, struct gl_gate_view *v)
     int tests = 1 + (q->have_peak ? v->n : 0), leak_fail = v->leak > q->max_leak, failures = leak_fail;
     for (int i = 0; q->have_peak && i < v->n; i++)
         failures += v->runs[i].peak_fail;
-    const char *dbs = v->n == 1 ? "database" : "databases";
+    const char *dbs = gl_s((uint64_t)v->n);
     fprintf(f,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             "<testsuites name=\"gpuledger gate\" tests=\"%d\" failures=\"%d\" errors=\"0\">\n"
             "  <testsuite name=\"gpuledger gate\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"0\">\n"
-            "    <testcase classname=\"gpuledger.leaks\" name=\"never freed over %d %s &lt;= %" PRIu64 " bytes\">",
-            tests, failures, tests, failures, v->n, dbs, q->max_leak);
+            "    <testcase classname=\"gpuledger.leaks\" name=\"never freed over %d database%s &lt;= %" PRIu64 " byte%s\">",
+            tests, failures, tests, failures, v->n, dbs, q->max_leak, gl_s(q->max_leak));
     if (leak_fail) {
         char *text = NULL;
         size_t len = 0;
@@ -80,8 +80,10 @@ int gl_render_gate_junit(FILE *f, const char *path, struct gl_gate_view *v)
             chain_lines(chains, &v->runs[i]);
         if (chains)
             fclose(chains);
-        fprintf(f, "<failure type=\"leak\" message=\"%" PRIu64 " bytes never freed over %d %s (limit %" PRIu64 ")\">",
-                v->leak, v->n, dbs, q->max_leak);
+        fprintf(f,
+                "<failure type=\"leak\" message=\"%" PRIu64 " byte%s never freed over %d database%s (limit %" PRIu64
+                ")\">",
+                v->leak, gl_s(v->leak), v->n, dbs, q->max_leak);
         gl_xml_str(f, text); /* text-escaped already: now for XML */
         fputs("</failure>", f);
         free(text);
@@ -91,10 +93,10 @@ int gl_render_gate_junit(FILE *f, const char *path, struct gl_gate_view *v)
         const struct gl_gate_run *g = &v->runs[i];
         fputs("    <testcase classname=\"gpuledger.peak\" name=\"peak of ", f);
         gl_xml_str(f, g->run->path);
-        fprintf(f, " &lt;= %" PRIu64 " bytes\">", q->max_peak);
+        fprintf(f, " &lt;= %" PRIu64 " byte%s\">", q->max_peak, gl_s(q->max_peak));
         if (g->peak_fail)
-            fprintf(f, "<failure type=\"peak\" message=\"peak %" PRIu64 " bytes on device %d (limit %" PRIu64 ")\"/>",
-                    g->peak, g->device, q->max_peak);
+            fprintf(f, "<failure type=\"peak\" message=\"peak %" PRIu64 " byte%s on device %d (limit %" PRIu64 ")\"/>",
+                    g->peak, gl_s(g->peak), g->device, q->max_peak);
         fputs("</testcase>\n", f);
     }
     fputs("  </testsuite>\n</testsuites>\n", f);

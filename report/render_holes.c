@@ -17,7 +17,7 @@ void gl_render_holes_text(FILE *f, const struct gl_run *r, const struct gl_pool_
     for (size_t k = 0; k < nh; k++) {
         const struct gl_pool_holes *p = &h[k];
         fprintf(f, "%s on device %d (%" PRIu64 " region%s", gl_pool_label(p, name, sizeof name), p->device,
-                p->regions, p->regions == 1 ? "" : "s");
+                p->regions, gl_s(p->regions));
         if (p->sampled_reserved)
             fprintf(f, "; the pool itself reported up to %s reserved", gl_fmt_bytes(p->sampled_reserved, b1, sizeof b1));
         fprintf(f, ")\n");
@@ -25,11 +25,11 @@ void gl_render_holes_text(FILE *f, const struct gl_run *r, const struct gl_pool_
         const char *label[2] = {"worst", "end"};
         for (int q = 0; q < 2; q++)
             fprintf(f,
-                    "  %-5s %s: reserved %s, live %s, free %s in %" PRIu64 " holes, largest %s, external "
+                    "  %-5s %s: reserved %s, live %s, free %s in %" PRIu64 " hole%s, largest %s, external "
                     "fragmentation %.3f\n",
                     label[q], gl_fmt_rel(r, w[q]->ts_ns, t, sizeof t),
                     gl_fmt_bytes(w[q]->reserved, b1, sizeof b1), gl_fmt_bytes(w[q]->live, b2, sizeof b2),
-                    gl_fmt_bytes(w[q]->free, b3, sizeof b3), w[q]->holes,
+                    gl_fmt_bytes(w[q]->free, b3, sizeof b3), w[q]->holes, gl_s(w[q]->holes),
                     gl_fmt_bytes(w[q]->largest_free, b4, sizeof b4), w[q]->ext_frag);
         for (size_t s = 0; series && s < p->nseries; s++)
             fprintf(f, "    %s live %s free %s holes %" PRIu64 " largest %s frag %.3f\n",

@@ -10,8 +10,7 @@
 static void chain_block(FILE *f, struct gl_leaks_view *v, const struct gl_group *g, int nsteps)
 {
     char b[32], t1[32], t2[32];
-    fprintf(f, "%10s in %" PRIu64 " allocation%s  [", gl_fmt_bytes(g->bytes, b, sizeof b), g->count,
-            g->count == 1 ? "" : "s");
+    fprintf(f, "%10s in %" PRIu64 " allocation%s  [", gl_fmt_bytes(g->bytes, b, sizeof b), g->count, gl_s(g->count));
     gl_text_str(f, g->category);
     fprintf(f, "]  first %s, last %s\n", gl_fmt_rel(v->run, g->first_ns, t1, sizeof t1),
             gl_fmt_rel(v->run, g->last_ns, t2, sizeof t2));
@@ -32,10 +31,10 @@ void gl_render_leaks_text(FILE *f, struct gl_leaks_view *v, int top)
     gl_text_str(f, r->path);
     fprintf(f, " (pid %" PRId64 ")\n", r->pid);
     if (r->dropped)
-        fprintf(f, "WARNING: %" PRId64 " events were dropped: a free may be missing, so some chains may be false\n",
-                r->dropped);
+        fprintf(f, "WARNING: %" PRId64 " event%s dropped: a free may be missing, so some chains may be false\n",
+                r->dropped, r->dropped == 1 ? " was" : "s were");
     fprintf(f, "%s never freed in %zu leak chain%s", gl_fmt_bytes(v->leak_bytes, b, sizeof b), v->nleak,
-            v->nleak == 1 ? "" : "s");
+            gl_s(v->nleak));
     if (v->cached_bytes)
         fprintf(f, "; %s held by a caching allocator at exit (its segments, not a leak: see README)",
                 gl_fmt_bytes(v->cached_bytes, t, sizeof t));
@@ -51,16 +50,20 @@ void gl_render_leaks_text(FILE *f, struct gl_leaks_view *v, int top)
     }
     if (!v->q->steps)
         return;
+    if (v->nsteps < 1) { /* gl_growth: fewer allocations than slices */
+        fprintf(f, "\ngrowing step after step: too few allocations to cut the run into %d slices\n", v->q->steps);
+        return;
+    }
     if (r->nmarks >= 2)
         fprintf(f, "\ngrowing step after step (%d steps ended by %s):", v->nsteps,
                 r->optimizer_steps ? "the optimizer's step()" : "the program's marks");
     else
-        fprintf(f, "\ngrowing step after step (%d slices of %zu allocations):", v->nsteps,
-                v->nsteps ? r->nallocs / (size_t)v->nsteps : 0);
+        fprintf(f, "\ngrowing step after step (%d slices of %zu allocation%s):", v->nsteps,
+                r->nallocs / (size_t)v->nsteps, gl_s(r->nallocs / (size_t)v->nsteps));
     if (!v->growing.n)
         fprintf(f, " none\n");
     else
-        fprintf(f, " %zu stack%s\n", v->growing.n, v->growing.n == 1 ? "" : "s");
+        fprintf(f, " %zu stack%s\n", v->growing.n, gl_s(v->growing.n));
     for (size_t k = 0; k < v->growing.n && (int)k < top; k++) {
         fprintf(f, "\n+%-3zu", k + 1);
         chain_block(f, v, &v->growing.v[k], v->nsteps);

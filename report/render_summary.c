@@ -35,14 +35,16 @@ int gl_print_db_summary(FILE *f, const char *path)
     char pb[32], ub[32];
     fputs("gpuledger: ", f);
     gl_text_str(f, path);
-    fprintf(f, ": %" PRId64 " events, peak %s", r->event_count, gl_fmt_bytes(top ? top->peak : 0, pb, sizeof pb));
+    fprintf(f, ": %" PRId64 " event%s, peak %s", r->event_count, gl_s((uint64_t)r->event_count),
+            gl_fmt_bytes(top ? top->peak : 0, pb, sizeof pb));
     if (ndev > 1)
         fprintf(f, " (device %d, %d devices)", top->device, ndev);
     else if (top && top->device >= 0)
         fprintf(f, " on device %d", top->device);
-    fprintf(f, ", %" PRIu64 " allocations (%s) never freed", unfreed, gl_fmt_bytes(unfreed_bytes, ub, sizeof ub));
+    fprintf(f, ", %" PRIu64 " allocation%s (%s) never freed", unfreed, gl_s(unfreed),
+            gl_fmt_bytes(unfreed_bytes, ub, sizeof ub));
     if (ooms)
-        fprintf(f, ", %" PRIu64 " out-of-memory failures", ooms);
+        fprintf(f, ", %" PRIu64 " out-of-memory failure%s", ooms, gl_s(ooms));
     if (r->dropped)
         fprintf(f, ", %" PRId64 " EVENTS DROPPED (queue full)", r->dropped);
     fputc('\n', f);

@@ -47,7 +47,7 @@ static void print_groups(FILE *f, struct gl_dossier *ds, const struct gl_groups 
     free(st);
     free(at);
     if (g->n > (size_t)top)
-        fprintf(f, "%s%zu more stacks (--top to see more)\n", indent, g->n - (size_t)top);
+        fprintf(f, "%s%zu more stack%s (--top to see more)\n", indent, g->n - (size_t)top, gl_s(g->n - (size_t)top));
 }
 
 /* "<title> cat bytes (share), ..." then "<heading> (N stacks):" and the rows */
@@ -61,7 +61,7 @@ static void ledger(FILE *f, struct gl_dossier *ds, const char *title, const stru
         fprintf(f, "%s %s %s (%.0f%%)", c ? "," : "", gl_text_buf(cats[c].category, cat, sizeof cat),
                 gl_fmt_bytes(cats[c].bytes, b, sizeof b), total ? 100.0 * (double)cats[c].bytes / (double)total : 0.0);
     fputc('\n', f);
-    fprintf(f, "%s (%zu stacks):\n", heading, g->n);
+    fprintf(f, "%s (%zu stack%s):\n", heading, g->n, gl_s(g->n));
     print_groups(f, ds, g, total, top, "    ");
 }
 
@@ -78,7 +78,8 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
     fputs("): ", f);
     gl_text_str(f, r->cmdline);
     fputc('\n', f);
-    fprintf(f, "  %" PRId64 " events over %s", r->event_count, gl_fmt_span(r, t, sizeof t));
+    fprintf(f, "  %" PRId64 " event%s over %s", r->event_count, gl_s((uint64_t)r->event_count),
+            gl_fmt_span(r, t, sizeof t));
     if (r->has_exit_signal)
         fprintf(f, ", killed by signal %" PRId64, r->exit_signal);
     else if (r->has_exit_code)
@@ -87,17 +88,18 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
         fprintf(f, ", ended without finishing the database (killed?)");
     fputc('\n', f);
     if (r->dropped)
-        fprintf(f, "  WARNING: %" PRId64 " events were dropped (queue full): figures are lower bounds\n", r->dropped);
+        fprintf(f, "  WARNING: %" PRId64 " event%s dropped (queue full): figures are lower bounds\n", r->dropped,
+                r->dropped == 1 ? " was" : "s were");
     if (r->truncated)
-        fprintf(f, "  note: %" PRId64 " events had stacks deeper than the depth limit (cut at the bottom)\n",
-                r->truncated);
+        fprintf(f, "  note: %" PRId64 " %s deeper than the depth limit (cut at the bottom)\n",
+                r->truncated, r->truncated == 1 ? "event had a stack" : "events had stacks");
     if (ds->python_version[0]) {
         fputs("  Python ", f);
         gl_text_str(f, ds->python_version);
         fprintf(f,
-                ": %zu of %zu allocations carry Python frames (the others were made on threads not "
+                ": %zu of %zu allocation%s carr%s Python frames (the others were made on threads not "
                 "running Python, e.g. PyTorch's autograd engine)\n",
-                ds->python_allocs, r->nallocs);
+                ds->python_allocs, r->nallocs, gl_s(r->nallocs), ds->python_allocs == 1 ? "ies" : "y");
     }
     fputs("  calls:", f);
     for (int a = 1; a < GL_API_COUNT; a++)
@@ -153,10 +155,10 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
         const struct gl_pool_holes *p = &ds->holes[h];
         char w[32], label[96];
         fprintf(f, "\n%s (device %d): worst at %s: %s free of %s in %" PRIu64
-                   " holes, largest %s, external fragmentation %.2f\n",
+                   " hole%s, largest %s, external fragmentation %.2f\n",
                 gl_pool_label(p, label, sizeof label), p->device, gl_fmt_rel(r, p->worst.ts_ns, t, sizeof t),
                 gl_fmt_bytes(p->worst.free, b, sizeof b), gl_fmt_bytes(p->worst.reserved, u, sizeof u), p->worst.holes,
-                gl_fmt_bytes(p->worst.largest_free, w, sizeof w), p->worst.ext_frag);
+                gl_s(p->worst.holes), gl_fmt_bytes(p->worst.largest_free, w, sizeof w), p->worst.ext_frag);
     }
 }
 

@@ -50,13 +50,17 @@
       }, 'procs'));
     }
     parts.push(el('p', {class: 'run'}, el('code', null, p.cmdline), el('br'),
-      proc.label() + ' — ' + p.events + ' events over ' + (span / 1e9).toFixed(span < 1e9 ? 6 : 3) + ' s — ' + p.path));
+      proc.label() + ' — ' + GL.fmt.count(p.events, 'event') + ' over ' + (span / 1e9).toFixed(span < 1e9 ? 6 : 3) +
+        ' s — ' + p.path));
     if (p.dropped) {
-      parts.push(el('p', {class: 'warn'}, p.dropped + ' events were dropped (queue full): figures are lower bounds.'));
+      parts.push(el('p', {class: 'warn'}, GL.fmt.count(p.dropped, 'event') + (p.dropped === 1 ? ' was' : ' were') +
+        ' dropped (queue full): figures are lower bounds.'));
     }
-    if (p.truncated) parts.push(el('p', {class: 'muted'}, p.truncated + ' stacks were deeper than the depth limit.'));
+    if (p.truncated) parts.push(el('p', {class: 'muted'}, GL.fmt.count(p.truncated, 'stack') +
+      (p.truncated === 1 ? ' was' : ' were') + ' deeper than the depth limit.'));
     if (p.annotations_left_out) {
-      parts.push(el('p', {class: 'muted'}, p.annotations_left_out + ' marks and ranges are not drawn (too many).'));
+      parts.push(el('p', {class: 'muted'}, (p.annotations_left_out === 1 ? '1 mark or range is' :
+        p.annotations_left_out + ' marks and ranges are') + ' not drawn (too many).'));
     }
     if (proc.devices.length > 1) {
       parts.push(tabs(proc.devices.map((d) => 'device ' + d.device), state.dev, (k) => {
@@ -140,7 +144,8 @@
     GL.fmt.fill(box,
       el('h3', null, 'Ledger at ', el('span', {id: 'sel-event', dataset: {seq: dev.seq[i], index: i}}, 'event #' + dev.seq[i])),
       el('p', null, GL.fmt.time(dev.t[i], span) + ' — ' + GL.fmt.bytes(total) + ' live on device ' + dev.device +
-        ' in ' + rows.reduce((s, r) => s + r.count, 0) + ' allocations, ' + rows.length + ' stacks' +
+        ' in ' + GL.fmt.count(rows.reduce((s, r) => s + r.count, 0), 'allocation') + ', ' +
+        GL.fmt.count(rows.length, 'stack') +
         (i === dev.peakIndex ? ' — the peak' : '')),
       chosen ? el('p', {class: 'muted'}, 'chosen with ' + chosen) : null,
       ctx.mark || ctx.range ? el('p', {class: 'muted'}, (ctx.mark ? 'in the step ending at mark “' + ctx.mark[2] + '”' : '') +

@@ -41,6 +41,12 @@ GL.fmt = (function () {
     return ns.toFixed(0) + ' ns';
   }
 
+  /* "1 event", "3 events": the count and its noun, as the text report's
+   * gl_s writes them */
+  function count(n, noun) {
+    return n + ' ' + noun + (n === 1 ? '' : 's');
+  }
+
   function pct(part, whole) {
     return whole > 0 ? ((100 * part) / whole).toFixed(1) + '%' : '';
   }
@@ -114,5 +120,5 @@ GL.fmt = (function () {
     return node;
   }
 
-  return {bytes, signedBytes, time, tick, pct, frameName, shortPyPath, basename, color, el, fill};
+  return {bytes, signedBytes, time, tick, count, pct, frameName, shortPyPath, basename, color, el, fill};
 })();

@@ -62,7 +62,7 @@ GL.panels = (function () {
         table.insertBefore(tr, button.parentNode === table ? button : null);
       }
       if (shown >= rows.length && button.parentNode) button.remove();
-      else button.firstChild.firstChild.textContent = 'show all ' + rows.length + ' rows';
+      else button.firstChild.firstChild.textContent = 'show all ' + GL.fmt.count(rows.length, 'row');
     };
     const button = el('tr', {class: 'more'}, el('td', {colspan: 8},
       el('button', {type: 'button', onclick: () => more()}, '')));
@@ -124,8 +124,8 @@ GL.panels = (function () {
 
   function growth(proc, dev, onRow) {
     const g = dev.d.growth;
-    const how = g.by_marks ? g.steps + ' steps ended by the program\'s marks'
-      : g.steps + ' slices of the run holding equal numbers of allocations (the program made no marks)';
+    const how = g.by_marks ? GL.fmt.count(g.steps, 'step') + ' ended by the program\'s marks'
+      : GL.fmt.count(g.steps, 'slice') + ' of the run holding equal numbers of allocations (the program made no marks)';
     const table = ledgerTable(proc, g.rows.map((x) => ({row: x[0], bytes: x[1], count: 0, extra: ['']})),
       g.rows.reduce((s, x) => s + x[1], 0), {signed: true, extraHeads: ['live per step'], onRow,
         empty: 'nothing grows from step to step'});
@@ -194,7 +194,7 @@ GL.panels = (function () {
       const ratio = w[4] ? w[5] / w[4] : 0;
       return el('div', {class: 'pool'}, el('h4', null, h.label), holeChart(h, span),
         el('p', null, 'worst at ' + GL.fmt.time(w[1], span) + ': ' + GL.fmt.bytes(w[4]) + ' free of ' +
-          GL.fmt.bytes(w[2]) + ' in ' + w[6] + ' holes, largest ' + GL.fmt.bytes(w[5]) + '; largest_free_ratio ' +
+          GL.fmt.bytes(w[2]) + ' in ' + GL.fmt.count(w[6], 'hole') + ', largest ' + GL.fmt.bytes(w[5]) + '; largest_free_ratio ' +
           ratio.toFixed(3) + ', external fragmentation ' + (w[4] ? (1 - ratio).toFixed(3) : '0.000') +
           (h.sampled_reserved ? '; the pool reported at most ' + GL.fmt.bytes(h.sampled_reserved) + ' reserved' : '')));
     }));

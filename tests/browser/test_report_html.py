@@ -10,14 +10,16 @@ json` for that event (and the database's own answer); the OOM's ledger
 equals the report's; a page made with --at opens at that moment; a drag
 shows what changed in the window; a click on the flame graph zooms into
 that frame; rows whose stacks share their innermost frames read apart
-(exact labels, as the text report's chains); hostile strings stay text. Screenshots, the pages and their load
-times go to BUILD/tests/browser-artifacts/.
+(exact labels, as the text report's chains); hostile strings stay text; a
+run of one event and one allocation says so in the singular. Screenshots,
+the pages and their load times go to BUILD/tests/browser-artifacts/.
 
     test_report_html.py BUILD_DIR
 Exit 0 pass, 1 fail, 77 skip (no chromium; CI installs it).
 """
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -296,6 +298,17 @@ def hostile_checks(browser, db, html):
     check("</script>" in page.eval("JSON.stringify(GL.model.load().processes[0].marks)"), "hostile: label kept")
 
 
+def singular_checks(browser, html):
+    """A run with one event, one allocation, one stack: no "1 events"."""
+    page, _ = open_report(browser, html, "one")
+    no_errors(page, "one")
+    text = page.eval("document.body.innerText")
+    check(" 1 event over " in text, "one: '1 event over' in the heading (%r)" % text[:400])
+    check(" in 1 allocation, 1 stack — the peak" in text, "one: 'in 1 allocation, 1 stack' at the peak")
+    bad = re.findall(r"(?<![0-9.])1 (?:event|allocation|hole|stack|row|step|slice|mark|byte|region|frame)s\b", text)
+    check(not bad, "one: plural after 1: %s" % bad)
+
+
 def make_hostile(src, dst):
     shutil.copy(src, dst)
     db = sqlite3.connect(dst)
@@ -328,8 +341,12 @@ def main():
         deep = os.path.join(work, "deep.db")
         run(GL, "run", "-q", "-o", deep, "--", os.path.join(BUILD, "tests", "misc"), "deep", cwd=work)
         leaks3 = os.path.join(SRC, "tests", "golden", "db", "leaks3.db")  # normalised: libc's offset is fixed
+        one = os.path.join(work, "one.db")  # one cudaMalloc, then SIGSEGV
+        subprocess.run([GL, "run", "-q", "-o", one, "--", os.path.join(BUILD, "tests", "misc"), "crash"], cwd=work,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         pages = {}
-        for name, db in (("demo", demo), ("run-1m", big), ("hostile", hostile), ("leaks3", leaks3), ("deep", deep)):
+        for name, db in (("demo", demo), ("run-1m", big), ("hostile", hostile), ("leaks3", leaks3), ("deep", deep),
+                         ("one", one)):
             t = time.monotonic()
             pages[name] = os.path.join(ART, name + ".html")
             run(GL, "report", "--format", "html", "-o", pages[name], db)
@@ -339,6 +356,7 @@ def main():
             big_checks(browser, big, pages["run-1m"], "run-1m")
             hostile_checks(browser, hostile, pages["hostile"])
             chain_checks(browser, pages)
+            singular_checks(browser, pages["one"])
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print("browser test: %.1f s, %d failure(s); artifacts in %s" % (time.monotonic() - t0, len(failures), ART))

@@ -42,7 +42,7 @@ static void test_summary_on_stdout(void **state)
     assert_int_equal(r.status, 0);
     assert_string_equal(r.err, "");
     assert_string_equal(r.out, "gpuledger: demo.db: 33 events, peak 82.00 MiB on device 0, 2 allocations (2.00 MiB) "
-                               "never freed, 1 out-of-memory failures\n");
+                               "never freed, 1 out-of-memory failure\n");
 }
 
 static void make(const char *db, const char *prog, const char *scenario)
@@ -384,8 +384,9 @@ static void test_gate_junit(void **state)
                               "10485760 bytes\">"));
     assert_non_null(strstr(x, "<failure type=\"leak\" message=\"14680064 bytes never freed over 2 databases (limit "
                               "10485760)\">"));
-    assert_int_equal(count_str(x, "allocation(s) [other] l1.db: leak_one &lt;- "), 3);
-    assert_int_equal(count_str(x, "allocation(s) [other] l2.db: leak_one &lt;- "), 3);
+    assert_int_equal(count_str(x, " [other] l1.db: leak_one &lt;- "), 3);
+    assert_int_equal(count_str(x, " [other] l2.db: leak_one &lt;- "), 3);
+    assert_int_equal(count_str(x, "3.00 MiB in 1 allocation [other] l2.db: leak_one &lt;- leak_b"), 1);
     assert_null(strstr(x, "peak"));
 
     h_run(&r, NULL,
@@ -485,7 +486,7 @@ static void test_hostile_values(void **state)
                                "reach 2^62: 1 (first seq 35); the run row ends before it starts (its end is ignored): "
                                "1\n");
     assert_string_equal(r.out, "gpuledger: demo.db: 34 events, peak 3145728.00 TiB on device 0, 3 allocations "
-                               "(3145728.00 TiB) never freed, 1 out-of-memory failures\n");
+                               "(3145728.00 TiB) never freed, 1 out-of-memory failure\n");
     for (int v = 0; v < NVERBS; v++) {
         const char *argv[16] = {GL};
         for (int k = 0; k < 6 && verbs[v][k]; k++)
@@ -529,6 +530,75 @@ static void test_size_arguments(void **state)
     assert_int_equal(r.status, 0);
 }
 
+/* No "1 holes", "1 events", "allocation(s)" in a text output. */
+static void expect_no_bad_plural(const char *what, const char *out)
+{
+    static const char *const nouns[] = {"event", "allocation", "hole", "stack", "failure", "frame", "region",
+                                        "chain", "row", "slice", "step", "database", "device", "byte"};
+    for (const char *p = out; (p = strstr(p, "1 ")) != NULL; p++) {
+        if (p > out && ((p[-1] >= '0' && p[-1] <= '9') || p[-1] == '.'))
+            continue; /* 11, 21, 0.1 ... */
+        for (size_t k = 0; k < sizeof nouns / sizeof nouns[0]; k++) {
+            size_t n = strlen(nouns[k]);
+            if (!strncmp(p + 2, nouns[k], n) && p[2 + n] == 's')
+                fail_msg("%s: \"%.*s\" in\n%.1500s", what, (int)(n + 3), p, out);
+        }
+    }
+    if (strstr(out, "(s)"))
+        fail_msg("%s: \"(s)\" in\n%.1500s", what, out);
+}
+
+/* A count of one is singular in every text output ("1 event", "1
+ * allocation", "1 hole", "1 stack", "1 out-of-memory failure"), through
+ * one helper (gl_s). */
+static void test_plurals(void **state)
+{
+    (void)state;
+    make("demo.db", PROG("demo"), NULL);
+    make("l3.db", NULL, "leaks3");
+    make("vmm.db", PROG("procaddr"), NULL);
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "crash.db", PROG("misc"), "crash")); /* dies of SIGSEGV */
+    h_run(&r, ENV("FAKECUDA_FAIL_ALLOC=3"), ARGV(GL, "run", "-q", "-o", "oom.db", PROG("oom")));
+    h_run(&r, NULL, ARGV(GL, "summary", "crash.db"));
+    assert_string_equal(r.out, "gpuledger: crash.db: 1 event, peak 4.00 KiB on device 0, 1 allocation (4.00 KiB) never "
+                               "freed\n");
+    h_run(&r, NULL, ARGV(GL, "summary", "oom.db"));
+    assert_non_null(strstr(r.out, ", 1 out-of-memory failure\n"));
+    h_run(&r, NULL, ARGV(GL, "report", "crash.db"));
+    assert_non_null(strstr(r.out, "\n  1 event over 0.000 s, killed by signal 11\n"));
+    assert_non_null(strstr(r.out, "\n  peak ledger (1 stack):\n"));
+    h_run(&r, NULL, ARGV(GL, "leaks", "crash.db"));
+    assert_non_null(strstr(r.out, "4.00 KiB never freed in 1 leak chain\n\n#1    4.00 KiB in 1 allocation  [other]"));
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "0", "crash.db"));
+    assert_string_equal(r.out, "gpuledger gate: FAIL — 4.00 KiB never freed (limit 0 B) in 1 database\n"
+                               "  4.00 KiB in 1 allocation [other] crash.db: leak_one <- main <- libc.so.6+0x2724a <- "
+                               "__libc_start_main <- _start\n");
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "1", "--max-peak-bytes", "1", "--junit", "g.xml", "crash.db"));
+    const char *x = valid_junit("g.xml");
+    assert_non_null(strstr(x, " name=\"never freed over 1 database &lt;= 1 byte\">"));
+    assert_non_null(strstr(x, " name=\"peak of crash.db &lt;= 1 byte\">"));
+    h_run(&r, NULL, ARGV(GL, "holes", "vmm.db"));
+    assert_non_null(strstr(r.out, " (1 region)\n"));
+    assert_non_null(strstr(r.out, ": reserved 8.00 MiB, live 0 B, free 8.00 MiB in 1 hole, largest 8.00 MiB, "));
+    h_run(&r, NULL, ARGV(GL, "leaks", "--steps", "crash.db"));
+    assert_non_null(strstr(r.out, "\ngrowing step after step: too few allocations to cut the run into 10 slices\n"));
+    /* and nowhere a "1 holes" */
+    static const char *const dbs[] = {"demo.db", "l3.db", "vmm.db", "crash.db", "oom.db"};
+    static const char *const v[][4] = {{"summary"}, {"report"}, {"leaks", "--steps"}, {"holes"},
+                                       {"gate", "--max-leak-bytes", "0"}, {"diff", "demo.db"}};
+    for (int d = 0; d < 5; d++)
+        for (int k = 0; k < 6; k++) {
+            const char *argv[8] = {GL};
+            int n = 1;
+            for (int q = 0; q < 4 && v[k][q]; q++)
+                argv[n++] = v[k][q];
+            argv[n] = dbs[d];
+            h_run(&r, NULL, argv);
+            expect_no_bad_plural(v[k][0], r.out);
+            expect_no_bad_plural(v[k][0], r.err);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -539,6 +609,7 @@ int main(void)
         cmocka_unit_test_teardown(test_gate_junit, teardown),
         cmocka_unit_test_teardown(test_hostile_values, teardown),
         cmocka_unit_test_teardown(test_size_arguments, teardown),
+        cmocka_unit_test_teardown(test_plurals, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -404,7 +404,7 @@ static void test_launcher_usage_and_summary(void **state)
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "demo: 8 steps done"));
     assert_non_null(strstr(r.err, "demo.db: 33 events, peak 82.00 MiB on device 0, 2 allocations (2.00 MiB) never "
-                                  "freed, 1 out-of-memory failures"));
+                                  "freed, 1 out-of-memory failure"));
     h_run(&r, NULL, ARGV(GL, "summary", "/no/such.db"));
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "/no/such.db: No such file or directory"));

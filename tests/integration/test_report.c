@@ -143,8 +143,8 @@ static void test_gate_exit_codes_and_junit(void **state)
     h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "6M", "--junit", "j.xml", "l3.db"));
     assert_int_equal(r.status, 1);
     expect(r.out, "gpuledger gate: FAIL — 7.00 MiB never freed (limit 6.00 MiB)");
-    expect(r.out, "3.00 MiB in 1 allocation(s) [other] l3.db: leak_one <- leak_b <- main");
-    expect(r.out, "2.00 MiB in 4 allocation(s) [other] l3.db: leak_one <- leak_c <- main");
+    expect(r.out, "3.00 MiB in 1 allocation [other] l3.db: leak_one <- leak_b <- main");
+    expect(r.out, "2.00 MiB in 4 allocations [other] l3.db: leak_one <- leak_c <- main");
     char p[512];
     snprintf(p, sizeof p, "%s/j.xml", h_dir());
     FILE *f = fopen(p, "r");
@@ -208,7 +208,7 @@ static void test_report_at(void **state)
     /* text */
     h_run(&r, NULL, ARGV(GL, "report", "--at", "step 3", "m.db"));
     expect(r.out, "  at event #24 (+");
-    expect(r.out, "), mark 'step 3': 3.00 MiB live\n  by category: other 3.00 MiB (100%)\n  ledger (1 stacks):\n"
+    expect(r.out, "), mark 'step 3': 3.00 MiB live\n  by category: other 3.00 MiB (100%)\n  ledger (1 stack):\n"
                   "      3.00 MiB 100.0%      3x  other            grow_cache <- main");
     /* a time: the golden copy has an event every millisecond from +0 */
     char cmd[1024];
