@@ -176,6 +176,38 @@ struct gl_run *gl_cli_load(const char *path)
     return r;
 }
 
+/* --device N that none of the databases has: one line naming the devices
+ * they have (1), rather than an answer about nothing; 0 when one has it. */
+static int device_missing(const struct gl_cli *cli)
+{
+    int have[GL_MAX_DEVICES] = {0}, any = 0;
+    for (int i = 0; i < cli->npaths; i++)
+        for (int k = 0; k < cli->runs[i]->ndevs; k++) {
+            int d = cli->runs[i]->devs[k].device;
+            if (d == cli->device)
+                return 0;
+            if (d >= 0 && d < GL_MAX_DEVICES) {
+                have[d] = 1;
+                any = 1;
+            }
+        }
+    fprintf(stderr, "gpuledger %s: ", cli->cmd->name);
+    if (cli->npaths == 1) {
+        gl_text_str(stderr, cli->paths[0]);
+        fprintf(stderr, " has no device %d", cli->device);
+    } else {
+        fprintf(stderr, "none of the %d databases has device %d", cli->npaths, cli->device);
+    }
+    const char *sep = " (devices there: ";
+    for (int d = 0; d < GL_MAX_DEVICES; d++)
+        if (have[d]) {
+            fprintf(stderr, "%s%d", sep, d);
+            sep = ", ";
+        }
+    fputs(any ? ")\n" : " (no device memory recorded at all)\n", stderr);
+    return 1;
+}
+
 /* Rules, databases, output: 0 or 2. */
 static int load(struct gl_cli *cli)
 {
@@ -197,6 +229,8 @@ static int load(struct gl_cli *cli)
         for (int i = 0; i < cli->npaths; i++)
             if (!(cli->runs[i] = gl_cli_load(cli->paths[i])))
                 return 2;
+        if (cli->device != -2 && device_missing(cli))
+            return 2;
     }
     cli->out = stdout;
     if ((cli->cmd->needs & GL_NEEDS_OUTPUT) && !(cli->out = gl_open_out(cli->output)))

@@ -599,6 +599,30 @@ static void test_plurals(void **state)
         }
 }
 
+/* --device: a number, and one the database has (or one of the databases). */
+static void test_device_option(void **state)
+{
+    (void)state;
+    make("demo.db", PROG("demo"), NULL);
+    make("l3.db", NULL, "leaks3");
+    make("two.db", NULL, "devices");
+    h_run(&r, NULL, ARGV(GL, "report", "--device", "abc", "demo.db"));
+    assert_int_equal(r.status, 2);
+    assert_string_equal(r.err, "gpuledger report: --device wants a device number (0, 1, ...), not 'abc'\n");
+    h_run(&r, NULL, ARGV(GL, "report", "--device", "7", "demo.db"));
+    assert_string_equal(r.err, "gpuledger report: demo.db has no device 7 (devices there: 0)\n");
+    assert_string_equal(r.out, "");
+    assert_int_equal(r.status, 2);
+    h_run(&r, NULL, ARGV(GL, "leaks", "--device", "7", "demo.db", "two.db"));
+    assert_string_equal(r.err, "gpuledger leaks: none of the 2 databases has device 7 (devices there: 0, 1)\n");
+    assert_int_equal(r.status, 2);
+    h_run(&r, NULL, ARGV(GL, "leaks", "--device", "1", "l3.db", "two.db")); /* one of them has it */
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.err, "");
+    h_run(&r, NULL, ARGV(GL, "report", "--format", "json", "--device", "1", "two.db"));
+    assert_int_equal(r.status, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -610,6 +634,7 @@ int main(void)
         cmocka_unit_test_teardown(test_hostile_values, teardown),
         cmocka_unit_test_teardown(test_size_arguments, teardown),
         cmocka_unit_test_teardown(test_plurals, teardown),
+        cmocka_unit_test_teardown(test_device_option, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
