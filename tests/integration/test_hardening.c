@@ -623,6 +623,23 @@ static void test_device_option(void **state)
     assert_int_equal(r.status, 0);
 }
 
+/* --top: a positive number. */
+static void test_top_option(void **state)
+{
+    (void)state;
+    make("demo.db", PROG("demo"), NULL);
+    make("l3.db", NULL, "leaks3");
+    static const char *const bad[] = {"-3", "0", "abc", ""};
+    for (int k = 0; k < 4; k++) {
+        h_run(&r, NULL, ARGV(GL, "diff", "--top", bad[k], "demo.db", "l3.db"));
+        assert_string_equal(r.err, "gpuledger diff: --top wants a positive number\n");
+        assert_int_equal(r.status, 2);
+    }
+    h_run(&r, NULL, ARGV(GL, "report", "--top", "-3", "demo.db"));
+    assert_string_equal(r.err, "gpuledger report: --top wants a positive number\n");
+    assert_int_equal(r.status, 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -635,6 +652,7 @@ int main(void)
         cmocka_unit_test_teardown(test_size_arguments, teardown),
         cmocka_unit_test_teardown(test_plurals, teardown),
         cmocka_unit_test_teardown(test_device_option, teardown),
+        cmocka_unit_test_teardown(test_top_option, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
