@@ -262,6 +262,8 @@ int gl_cli_main(const struct gl_cmd *cmd, int argc, char **argv)
         snprintf(first, sizeof first, "%.*s", (int)n, cmd->spec->formats);
         cli.format = first;
     }
+    if (cmd->spec->reset)
+        cmd->spec->reset();
     int rc = parse(&cli, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;

@@ -38,6 +38,9 @@ struct gl_cmd_spec {
     int (*opt)(struct gl_cli *cli, int key, const char *arg);
     /* After the options, before loading: 0, or 2 after saying why (NULL: none). */
     int (*check)(struct gl_cli *cli);
+    /* Before the options: forget those of an earlier run in this process
+     * (the reader's fuzz target runs the verbs again and again; NULL: none). */
+    void (*reset)(void);
 };
 
 /* A row of the command table (main.c). */

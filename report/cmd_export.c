@@ -11,7 +11,7 @@
 #include "out.h"
 #include "render.h"
 
-static const char *what = "peak";
+static const char *what; /* NULL: not given (folded: peak; csv: allocs) */
 static unsigned long long max_entries;
 
 static int opt(struct gl_cli *cli, int key, const char *arg)
@@ -25,10 +25,19 @@ static int opt(struct gl_cli *cli, int key, const char *arg)
     return 0;
 }
 
+static void reset(void)
+{
+    what = NULL;
+    max_entries = 0;
+}
+
 static int check(struct gl_cli *cli)
 {
-    if (strcmp(what, "peak") && strcmp(what, "leaks") && strcmp(what, "allocs"))
+    if (what && strcmp(what, "peak") && strcmp(what, "leaks") && strcmp(what, "allocs"))
         return gl_cli_fail(cli, "--what wants peak, leaks or allocs");
+    if (what && !gl_cli_format(cli, "folded") && !gl_cli_format(cli, "csv"))
+        return gl_cli_fail(cli, "--what chooses the allocations of folded and csv; %s shows the whole run",
+                           cli->format);
     if (gl_cli_format(cli, "memory_viz") && (!cli->output || !strcmp(cli->output, "-")) && isatty(STDOUT_FILENO))
         return gl_cli_fail(cli, "memory_viz is a binary pickle: write it to a file with -o FILE");
     return 0;
@@ -45,6 +54,7 @@ const struct gl_cmd_spec gl_export_spec = {
     .opts = opts,
     .opt = opt,
     .check = check,
+    .reset = reset,
 };
 
 int cmd_export(struct gl_cli *cli)
@@ -52,7 +62,7 @@ int cmd_export(struct gl_cli *cli)
     struct gl_run *r = cli->runs[0];
     int rc = 0;
     if (gl_cli_format(cli, "folded"))
-        gl_export_folded(cli->out, r, what);
+        gl_export_folded(cli->out, r, what ? what : "peak");
     else if (gl_cli_format(cli, "perfetto"))
         rc = gl_export_perfetto(cli->out, r, &cli->rules);
     else if (gl_cli_format(cli, "memory_viz"))
@@ -60,6 +70,6 @@ int cmd_export(struct gl_cli *cli)
     else if (gl_cli_format(cli, "speedscope"))
         rc = gl_export_speedscope(cli->out, r);
     else
-        gl_export_csv(cli->out, r);
+        gl_export_csv(cli->out, r, what ? what : "allocs");
     return rc ? gl_cli_fail(cli, "%s: out of memory", r->path) : 0;
 }

@@ -50,7 +50,23 @@ void gl_export_folded(FILE *f, struct gl_run *r, const char *what)
     gl_stacks_free(&s);
 }
 
-void gl_export_csv(FILE *f, struct gl_run *r)
+/* Is allocation a one of `what`: everything, never freed, or live at its
+ * device's peak (the sets folded export and report count)? */
+static int csv_row_wanted(struct gl_run *r, const struct gl_alloc *a, const char *what)
+{
+    if (!strcmp(what, "allocs"))
+        return 1;
+    if (!gl_kind_counts_on_device(a->kind))
+        return 0;
+    if (!strcmp(what, "leaks"))
+        return a->free_seq == 0;
+    for (int d = 0; d < r->ndevs; d++)
+        if (r->devs[d].device == a->device)
+            return gl_live_at(a, r->devs[d].peak_seq);
+    return 0;
+}
+
+void gl_export_csv(FILE *f, struct gl_run *r, const char *what)
 {
     struct gl_stacks s;
     gl_stacks_init(&s, r);
@@ -58,7 +74,7 @@ void gl_export_csv(FILE *f, struct gl_run *r)
     char buf[1024];
     for (size_t i = 0; i < r->nallocs; i++) {
         const struct gl_alloc *a = &r->allocs[i];
-        if (gl_kind_layer(a->kind) == GL_LAYER_ADDRESS)
+        if (gl_kind_layer(a->kind) == GL_LAYER_ADDRESS || !csv_row_wanted(r, a, what))
             continue;
         const struct gl_stack *st = gl_stack_get(&s, a->stack_id);
         fprintf(f, "%" PRId64 ",%d,%s,%s,0x%" PRIx64 ",%" PRIu64 ",%" PRId64 ",", a->seq, a->device, gl_api_name(a->api),

@@ -161,7 +161,9 @@ const char gl_usage_export[] =
     "              (PyTorch's own default is 100000); binary, so -o FILE\n"
     "  speedscope  speedscope's JSON (www.speedscope.app): what was live at each\n"
     "              device's peak and what was never freed, as profiles in bytes\n"
-    "  csv         one row per allocation\n";
+    "  csv         one row per allocation; --what: all of them (default), never\n"
+    "              freed, or live at the peak\n"
+    "--what applies to folded and csv only.\n";
 
 const char gl_usage_summary[] =
     "usage: gpuledger summary DB...\n"

@@ -30,14 +30,15 @@ void gl_render_diff_text(FILE *f, struct gl_diff_view *v, int top);
 void gl_render_gate_text(FILE *f, struct gl_gate_view *v);
 int gl_render_gate_junit(FILE *f, const char *path, struct gl_gate_view *v);
 
-/* export: folded stacks (what: peak, leaks or allocs) and CSV of the
- * allocations (export.c); a Perfetto / Chrome trace with a counter track
- * per device and per category (export_perfetto.c); PyTorch's memory
+/* export: folded stacks and CSV of the allocations (what: "peak" live at
+ * the peak, "leaks" never freed, "allocs" all; export.c); a Perfetto /
+ * Chrome trace with a counter track per device and per category
+ * (export_perfetto.c); PyTorch's memory
  * snapshot pickle, keeping each device's last max_entries trace entries
  * when not 0 (export_memviz.c); speedscope's profiles (export_speedscope.c).
  * The last three: 0, or -1 out of memory. */
 void gl_export_folded(FILE *f, struct gl_run *r, const char *what);
-void gl_export_csv(FILE *f, struct gl_run *r);
+void gl_export_csv(FILE *f, struct gl_run *r, const char *what);
 int gl_export_perfetto(FILE *f, struct gl_run *r, const struct gl_rules *rules);
 int gl_export_memviz(FILE *f, struct gl_run *r, size_t max_entries);
 int gl_export_speedscope(FILE *f, struct gl_run *r);

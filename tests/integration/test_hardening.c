@@ -640,6 +640,36 @@ static void test_top_option(void **state)
     assert_int_equal(r.status, 2);
 }
 
+/* export --what: honoured by csv (all allocations by default, those never
+ * freed, those live at their device's peak), refused by the formats that
+ * show the whole run. */
+static void test_export_what(void **state)
+{
+    (void)state;
+    make("demo.db", PROG("demo"), NULL); /* 17 allocations; 2 never freed; 5 live at the peak */
+    static const char *const what[] = {"allocs", "leaks", "peak"};
+    static const int rows[] = {17, 2, 5};
+    for (int w = 0; w < 3; w++) {
+        h_run(&r, NULL, ARGV(GL, "export", "--format", "csv", "--what", what[w], "demo.db"));
+        assert_int_equal(r.status, 0);
+        if (h_count_lines(r.out, ",0x") != rows[w])
+            fail_msg("export --format csv --what %s: %d rows, want %d\n%s", what[w], h_count_lines(r.out, ",0x"),
+                     rows[w], r.out);
+    }
+    h_run(&r, NULL, ARGV(GL, "export", "--format", "csv", "demo.db"));
+    assert_int_equal(h_count_lines(r.out, ",0x"), 17);
+    static const char *const whole[] = {"perfetto", "memory_viz", "speedscope"};
+    for (int k = 0; k < 3; k++) {
+        h_run(&r, NULL, ARGV(GL, "export", "--format", whole[k], "--what", "leaks", "-o", "x.out", "demo.db"));
+        char want[200];
+        snprintf(want, sizeof want,
+                 "gpuledger export: --what chooses the allocations of folded and csv; %s shows the whole run\n",
+                 whole[k]);
+        assert_string_equal(r.err, want);
+        assert_int_equal(r.status, 2);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -653,6 +683,7 @@ int main(void)
         cmocka_unit_test_teardown(test_plurals, teardown),
         cmocka_unit_test_teardown(test_device_option, teardown),
         cmocka_unit_test_teardown(test_top_option, teardown),
+        cmocka_unit_test_teardown(test_export_what, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
