@@ -52,8 +52,14 @@ static int parse_rules(struct gl_rules *r, const char *text, const char *name, c
             *hash = 0;
         char cat[64], field[32];
         int off = 0;
-        if (sscanf(line, " %63s %31s %n", cat, field, &off) < 2)
+        int got = sscanf(line, " %63s %31s %n", cat, field, &off);
+        if (got < 1)
             continue; /* blank or comment */
+        if (got < 2) {
+            snprintf(err, errsz, "%s:%d: rule '%s' has no field and no pattern (want CATEGORY FIELD PATTERN)", name,
+                     lineno, cat);
+            return -1;
+        }
         const char *pat = line + off;
         while (*pat == ' ' || *pat == '\t')
             pat++;
@@ -114,6 +120,8 @@ int gl_rules_load(struct gl_rules *r, const char *path, char *err, size_t errsz)
     text[n] = 0;
     int rc = parse_rules(r, text, path, err, errsz);
     free(text);
+    if (rc)
+        gl_rules_free(r); /* the rules before the bad line */
     return rc;
 }
 

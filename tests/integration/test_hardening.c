@@ -670,6 +670,25 @@ static void test_export_what(void **state)
     }
 }
 
+/* A rule line with a category and nothing else is an error naming the file
+ * and the line, not a line ignored. */
+static void test_rule_one_field(void **state)
+{
+    (void)state;
+    make("demo.db", PROG("demo"), NULL);
+    save("rules.txt", "# mine\n\nparameters frame load_weights\nonlyone\n");
+    h_run(&r, NULL, ARGV(GL, "report", "--rules", "rules.txt", "demo.db"));
+    assert_string_equal(r.err, "gpuledger: rules.txt:4: rule 'onlyone' has no field and no pattern (want CATEGORY "
+                               "FIELD PATTERN)\n");
+    assert_string_equal(r.out, "");
+    assert_int_equal(r.status, 2);
+    save("rules.txt", "  weights   # a comment after it\n");
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "0", "--rules", "rules.txt", "demo.db"));
+    assert_string_equal(r.err, "gpuledger: rules.txt:1: rule 'weights' has no field and no pattern (want CATEGORY "
+                               "FIELD PATTERN)\n");
+    assert_int_equal(r.status, 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -684,6 +703,7 @@ int main(void)
         cmocka_unit_test_teardown(test_device_option, teardown),
         cmocka_unit_test_teardown(test_top_option, teardown),
         cmocka_unit_test_teardown(test_export_what, teardown),
+        cmocka_unit_test_teardown(test_rule_one_field, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
