@@ -445,7 +445,7 @@ static struct gl_pool_holes *next_entry(struct gl_pool_holes **out, size_t *n, s
     return ph;
 }
 
-int gl_holes(struct gl_run *r, uint64_t pool_filter, struct gl_pool_holes **out, size_t *n)
+int gl_holes(struct gl_run *r, const uint64_t *only, struct gl_pool_holes **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
@@ -476,7 +476,7 @@ int gl_holes(struct gl_run *r, uint64_t pool_filter, struct gl_pool_holes **out,
     int many = 0;
     for (size_t i = 0; i < r->nallocs && !many; i++) {
         const struct gl_alloc *a = &r->allocs[i];
-        if (a->kind != GL_KIND_ASYNC || (pool_filter && a->pool != pool_filter))
+        if (a->kind != GL_KIND_ASYNC || (only && a->pool != *only))
             continue;
         size_t k = 0;
         while (k < nkeys && !(keys[k].pool == a->pool && keys[k].device == a->device))
@@ -494,12 +494,12 @@ int gl_holes(struct gl_run *r, uint64_t pool_filter, struct gl_pool_holes **out,
             for (size_t i = 0; i < r->nallocs; i++) {
                 const struct gl_alloc *a = &r->allocs[i];
                 if (a->kind == GL_KIND_ASYNC && a->pool == keys[k].pool && a->device == keys[k].device &&
-                    (!pool_filter || a->pool == pool_filter))
+                    (!only || a->pool == *only))
                     m[nm++] = a;
             }
     } else {
         for (size_t i = 0; i < r->nallocs; i++)
-            if (r->allocs[i].kind == GL_KIND_ASYNC && (!pool_filter || r->allocs[i].pool == pool_filter))
+            if (r->allocs[i].kind == GL_KIND_ASYNC && (!only || r->allocs[i].pool == *only))
                 m[nm++] = &r->allocs[i];
         qsort(m, nm, sizeof(const struct gl_alloc *), cmp_alloc_ptr_pool);
     }
@@ -539,7 +539,7 @@ int gl_holes(struct gl_run *r, uint64_t pool_filter, struct gl_pool_holes **out,
     /* 2. reserved VA ranges: the mappings inside each reservation */
     for (size_t i = 0; i < r->nallocs; i++) {
         const struct gl_alloc *va = &r->allocs[i];
-        if (va->kind != GL_KIND_VA || (pool_filter && va->addr != pool_filter))
+        if (va->kind != GL_KIND_VA || (only && va->addr != *only))
             continue;
         nm = 0;
         for (size_t k = 0; k < r->nallocs; k++) {

@@ -80,8 +80,9 @@ struct gl_pool_holes {
 
 /* Hole density of every stream-ordered pool (address-level: regions are
  * the merged extents of everything the pool ever handed out) and every
- * reserved VA range (mapped vs unmapped). `pool_filter` 0 = all. */
-int gl_holes(struct gl_run *r, uint64_t pool_filter, struct gl_pool_holes **out, size_t *n);
+ * reserved VA range (mapped vs unmapped); only the pool (or reservation)
+ * *only when it is not NULL (0 is the device's default pool). */
+int gl_holes(struct gl_run *r, const uint64_t *only, struct gl_pool_holes **out, size_t *n);
 /* "async pool 0x55…", "default async pool", "vmm reservation 0x7f…" */
 const char *gl_pool_label(const struct gl_pool_holes *p, char *buf, size_t sz);
 void gl_holes_free(struct gl_pool_holes *h, size_t n);

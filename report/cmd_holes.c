@@ -1,5 +1,6 @@
 /* cmd_holes.c — `gpuledger holes DB...`: hole density of stream-ordered
  * pools and reserved VA ranges (method in README, "Hole density"). */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "cli.h"
@@ -7,8 +8,8 @@
 #include "help.h"
 #include "render.h"
 
-static uint64_t pool;
-static int series;
+static uint64_t pool; /* with have_pool: only this pool (0: the default pool) or reservation */
+static int have_pool, series;
 
 static int opt(struct gl_cli *cli, int key, const char *arg)
 {
@@ -17,10 +18,18 @@ static int opt(struct gl_cli *cli, int key, const char *arg)
         series = 1;
         return 0;
     }
+    errno = 0;
     pool = strtoull(arg, &end, 0);
-    if (*end || !pool)
-        return gl_cli_fail(cli, "--pool wants a pool handle like 0x55d0c0a3e2a0");
+    if (!*arg || *end || errno || *arg == '-')
+        return gl_cli_fail(cli, "--pool wants a pool handle like 0x55d0c0a3e2a0 (0: the default pool), not '%s'",
+                           arg);
+    have_pool = 1;
     return 0;
+}
+
+static void reset(void)
+{
+    have_pool = series = 0;
 }
 
 static const struct option opts[] = {
@@ -31,6 +40,7 @@ const struct gl_cmd_spec gl_holes_spec = {
     .formats = "text|json",
     .opts = opts,
     .opt = opt,
+    .reset = reset,
 };
 
 int cmd_holes(struct gl_cli *cli)
@@ -42,7 +52,7 @@ int cmd_holes(struct gl_cli *cli)
     for (int i = 0; i < cli->npaths; i++) {
         struct gl_pool_holes *h;
         size_t nh;
-        gl_holes(cli->runs[i], pool, &h, &nh);
+        gl_holes(cli->runs[i], have_pool ? &pool : NULL, &h, &nh);
         if (json)
             gl_render_holes_json(&j, cli->runs[i], h, nh);
         else

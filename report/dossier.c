@@ -73,7 +73,7 @@ int gl_dossier_build(struct gl_dossier *d, struct gl_run *run, const struct gl_d
             ov->live_bytes = ov->ledger.total_bytes;
         }
     }
-    gl_holes(run, 0, &d->holes, &d->nholes);
+    gl_holes(run, NULL, &d->holes, &d->nholes);
     python_share(d, run);
     return 0;
 }

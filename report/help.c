@@ -111,7 +111,8 @@ const char gl_usage_holes[] =
     "live and free bytes, the largest free block, the number of holes and the\n"
     "external fragmentation ratio (largest free / total free: 1.0 = all free\n"
     "space in one block), at the worst moment (most free bytes) and at the end.\n"
-    "  --pool P     only the pool (or reservation address) P (decimal or 0x...)\n"
+    "  --pool P     only the pool (or reservation address) P (decimal or 0x...;\n"
+    "               0: the default pool)\n"
     "  --series     also print the time series (64 samples)\n";
 
 const char gl_usage_gate[] =

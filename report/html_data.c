@@ -549,7 +549,7 @@ static void write_holes(struct gl_json *j, struct gl_run *r)
     struct gl_pool_holes *h;
     size_t n;
     gl_jw_arr(j, "holes");
-    if (gl_holes(r, 0, &h, &n)) {
+    if (gl_holes(r, NULL, &h, &n)) {
         gl_jw_end(j);
         return;
     }

@@ -689,6 +689,33 @@ static void test_rule_one_field(void **state)
     assert_int_equal(r.status, 2);
 }
 
+/* holes --pool 0 is the device's default pool (the pool of cudaMallocAsync
+ * when none was made), not "no pool given". */
+static void test_holes_pool_zero(void **state)
+{
+    (void)state;
+    make("demo.db", PROG("demo"), NULL); /* the default pool only */
+    make("pool.db", NULL, "pool");       /* a pool made with cudaMemPoolCreate only */
+    h_run(&r, NULL, ARGV(GL, "holes", "--pool", "0", "demo.db"));
+    assert_string_equal(r.err, "");
+    assert_int_equal(r.status, 0);
+    assert_int_equal(h_count_lines(r.out, " on device 0 ("), 1);
+    if (!strstr(r.out, "\ndefault async pool on device 0 (")) /* (its regions vary with the addresses) */
+        fail_msg("holes --pool 0 demo.db:\n%s", r.out);
+    h_run(&r, NULL, ARGV(GL, "holes", "--pool", "0", "pool.db"));
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "no stream-ordered pools or reserved ranges in this run"));
+    h_run(&r, NULL, ARGV(GL, "holes", "pool.db"));
+    assert_int_equal(h_count_lines(r.out, "async pool 0x"), 1);
+    h_run(&r, NULL, ARGV(GL, "holes", "--pool", "0x1234", "demo.db"));
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "no stream-ordered pools or reserved ranges in this run"));
+    h_run(&r, NULL, ARGV(GL, "holes", "--pool", "-1", "demo.db"));
+    assert_string_equal(r.err, "gpuledger holes: --pool wants a pool handle like 0x55d0c0a3e2a0 (0: the default "
+                               "pool), not '-1'\n");
+    assert_int_equal(r.status, 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -704,6 +731,7 @@ int main(void)
         cmocka_unit_test_teardown(test_top_option, teardown),
         cmocka_unit_test_teardown(test_export_what, teardown),
         cmocka_unit_test_teardown(test_rule_one_field, teardown),
+        cmocka_unit_test_teardown(test_holes_pool_zero, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
