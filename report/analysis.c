@@ -409,8 +409,10 @@ static int analyse_pool(const struct gl_alloc **m, size_t nm, struct ival *regio
         ph->series[ph->nseries++] = st;
         /* worst = most free bytes outside the largest free block: space that
          * is free but, being scattered, cannot serve a large request */
-        if (ph->nseries == 1 || st.free - st.largest_free > ph->worst.free - ph->worst.largest_free)
+        if (ph->nseries == 1 || st.free - st.largest_free > ph->worst.free - ph->worst.largest_free) {
             ph->worst = st;
+            ph->worst_index = ph->nseries - 1;
+        }
     }
     ph->end = ph->series[ph->nseries - 1];
     gl_u64map_free(&set);

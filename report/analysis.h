@@ -76,6 +76,7 @@ struct gl_pool_holes {
     struct gl_hole_stat worst, end; /* worst: most free bytes outside the largest free block */
     struct gl_hole_stat *series;
     size_t nseries;
+    size_t worst_index; /* worst is series[worst_index] */
 };
 
 /* Hole density of every stream-ordered pool (address-level: regions are

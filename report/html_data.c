@@ -557,13 +557,9 @@ static void write_holes(struct gl_json *j, struct gl_run *r)
         char label[96];
         gl_jw_obj(j, NULL);
         gl_jw_str(j, "label", gl_pool_label(&h[i], label, sizeof label));
-        size_t worst = 0;
-        for (size_t s = 0; s < h[i].nseries; s++)
-            if (h[i].series[s].seq == h[i].worst.seq)
-                worst = s;
         gl_jw_i64(j, "device", h[i].device);
         gl_jw_u64(j, "sampled_reserved", h[i].sampled_reserved);
-        gl_jw_u64(j, "worst", worst);
+        gl_jw_u64(j, "worst", h[i].worst_index);
         gl_jw_arr(j, "series");
         for (size_t s = 0; s < h[i].nseries; s++) {
             const struct gl_hole_stat *x = &h[i].series[s];

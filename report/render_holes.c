@@ -73,7 +73,7 @@ void gl_render_holes_json(struct gl_json *j, const struct gl_run *r, const struc
             gl_jw_end(j);
         }
         gl_jw_end(j);
-        gl_jw_u64(j, "worst_index", 0);
+        gl_jw_u64(j, "worst_index", p->worst_index);
         gl_jw_end(j);
     }
     gl_jw_end(j);

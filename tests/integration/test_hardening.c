@@ -716,6 +716,34 @@ static void test_holes_pool_zero(void **state)
     assert_int_equal(r.status, 2);
 }
 
+/* holes --format json: worst_index is the index of the worst sample in the
+ * series (most free bytes outside the largest free block; the first such). */
+static void test_holes_worst_index(void **state)
+{
+    (void)state;
+    make("demo.db", PROG("demo"), NULL);
+    make("frag.db", NULL, "frag");
+    static const char *const dbs[] = {"demo.db", "frag.db"};
+    for (int d = 0; d < 2; d++) {
+        h_run(&r, NULL, ARGV(GL, "holes", "--format", "json", dbs[d]));
+        assert_int_equal(r.status, 0);
+        save("holes.json", r.out);
+        static struct run_result c;
+        h_run(&c, NULL, ARGV("/usr/bin/env", "python3", "-c",
+                             "import json,sys\n"
+                             "for h in json.load(open(sys.argv[1]))['processes'][0]['holes']:\n"
+                             "  s = h['series']\n"
+                             "  w = max(range(len(s)), key=lambda i: (s[i]['free'] - s[i]['largest_free'], -i))\n"
+                             "  print(h['worst_index'], w)\n",
+                             "holes.json"));
+        assert_int_equal(c.status, 0);
+        int wi = -1, want = -2;
+        assert_int_equal(sscanf(c.out, "%d %d", &wi, &want), 2);
+        if (wi != want || want == 0) /* (a run whose worst sample is not the first) */
+            fail_msg("%s: worst_index %d, the worst sample is %d\n%s", dbs[d], wi, want, c.out);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -732,6 +760,7 @@ int main(void)
         cmocka_unit_test_teardown(test_export_what, teardown),
         cmocka_unit_test_teardown(test_rule_one_field, teardown),
         cmocka_unit_test_teardown(test_holes_pool_zero, teardown),
+        cmocka_unit_test_teardown(test_holes_worst_index, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
