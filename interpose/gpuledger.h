@@ -146,6 +146,34 @@ int gpuledger_live_stacks(uint64_t checkpoint, int layer, int when, struct gpule
  * (whole lines, NUL-terminated); returns the length written, or -1. */
 int gpuledger_stack_text(uint64_t stack_id, int flags, char *buf, size_t bufsz);
 
+/* Sub-allocations inside a program's own pool (a KV cache handing out
+ * pages, an arena): the same operations as the NVTX memory API
+ * (nvtx3/nvToolsExtMem.h), which gpuledger also takes through
+ * NVTX_INJECTION64_PATH, plus what NVTX cannot say: the page size of a heap
+ * and the bytes of a region really used. A region is live inside its heap;
+ * it never counts toward device totals (the heap's own CUDA allocation
+ * does). Each call is one event with the caller's stack, ~100-300 ns.
+ *
+ * A heap is named by its base address (as NVTX's virtual-address heaps are);
+ * page_size 0: no pages (holes are measured in bytes). */
+void gpuledger_heap_register(const void *base, size_t size, size_t page_size, const char *name);
+/* Ends the heap and every region still live in it. */
+void gpuledger_heap_unregister(const void *base);
+/* Ends every region live in the heap; the heap stays. */
+void gpuledger_heap_reset(const void *base);
+/* The page size of a heap registered through NVTX (nvtxMemHeapRegister). */
+void gpuledger_heap_page_size(const void *base, size_t page_size);
+/* A region [addr, addr + size) handed out inside heap `heap` (NULL: the
+ * process-wide heap). used: bytes of it really in use (e.g. the tokens
+ * written in a sequence's last page), -1 when not known. */
+void gpuledger_region_alloc(const void *heap, const void *addr, size_t size, long long used);
+void gpuledger_region_free(const void *addr);
+void gpuledger_region_resize(const void *addr, size_t size);
+/* The bytes of a live region really in use (internal fragmentation is the
+ * rest of its bytes). */
+void gpuledger_region_used(const void *addr, size_t used);
+void gpuledger_region_name(const void *addr, const char *name);
+
 #ifdef __cplusplus
 }
 #endif

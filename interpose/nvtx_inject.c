@@ -6,12 +6,14 @@
  * (Ex: the message of the event attributes, ASCII or wide; a registered
  * string handle, which only the domain API makes, is labelled as such). `gpuledger run`
  * sets NVTX_INJECTION64_PATH (unless it is set already). The NVTX types
- * below are its stable injection ABI (nvtx3/nvtxDetail/nvtxTypes.h). */
+ * below are its stable injection ABI (nvtx3/nvtxDetail/nvtxTypes.h). The
+ * memory extension module (heaps and regions) is nvtx_mem.c. */
 #include <stddef.h>
 #include <stdint.h>
 #include <wchar.h>
 
 #include "gpuledger.h"
+#include "nvtx_label.h"
 #include "recorder.h"
 
 typedef void (*nvtx_fn)(void);
@@ -50,10 +52,9 @@ struct nvtx_attrs {
 };
 _Static_assert(offsetof(struct nvtx_attrs, message) == 40, "nvtxEventAttributes_v2 layout");
 
-#define LABEL_MAX 256
+#define LABEL_MAX GL_NVTX_LABEL_MAX
 
-/* A wide string as UTF-8 into buf, without allocating. */
-static const char *from_wide(const wchar_t *w, char *buf)
+const char *gl_nvtx_from_wide(const wchar_t *w, char *buf)
 {
     size_t n = 0;
     for (; w && *w && n + 4 < LABEL_MAX; w++) {
@@ -86,7 +87,7 @@ static const char *attrs_label(const struct nvtx_attrs *a, char *buf)
     case 1:
         return a->message.ascii ? a->message.ascii : "";
     case 2:
-        return from_wide(a->message.wide, buf);
+        return gl_nvtx_from_wide(a->message.wide, buf);
     case 3:
         return "(registered string)";
     default:
@@ -111,7 +112,7 @@ static int push_a(const char *message)
 static void mark_w(const wchar_t *message)
 {
     char buf[LABEL_MAX];
-    gpuledger_mark(from_wide(message, buf));
+    gpuledger_mark(gl_nvtx_from_wide(message, buf));
 }
 
 static void mark_ex(const struct nvtx_attrs *a)
@@ -123,7 +124,7 @@ static void mark_ex(const struct nvtx_attrs *a)
 static int push_w(const wchar_t *message)
 {
     char buf[LABEL_MAX];
-    gpuledger_range_push(from_wide(message, buf));
+    gpuledger_range_push(gl_nvtx_from_wide(message, buf));
     return nvtx_depth++;
 }
 

@@ -58,7 +58,11 @@
     /* PyTorch's caching allocator: a block freed (op free, at FREE_REQUESTED) becomes reusable */  \
     X(FREE_COMPLETED, 17, "free_completed", CONTROL, NONE)                                          \
     X(CONFIG, 18, "config", CONTROL, NONE)        /* an allocator's settings (max_split_size ...) */  \
-    X(TAG, 19, "tag", ANNOTATION, NONE)           /* identity: a category for the block at addr */
+    X(TAG, 19, "tag", ANNOTATION, NONE)           /* identity: a category for the block at addr */  \
+    X(HEAP_RESET, 24, "heap_reset", CONTROL, NONE) /* every region of a heap ends */                 \
+    X(RESIZE, 25, "resize", CONTROL, NONE)        /* a live region's size changes */                \
+    X(NAME, 26, "name", ANNOTATION, NONE)         /* a heap or region is named (table names) */     \
+    X(SET, 27, "set", CONTROL, NONE)              /* a heap's page size, a region's used bytes */
 
 /* Memory kinds (column events.kind). */
 #define GL_KINDS(X)                                                                   \
@@ -74,7 +78,9 @@
     X(ARRAY, 9, "array", DEVICE)         /* CUDA array / mipmapped array */           \
     X(GRAPH, 10, "graph", DEVICE)        /* CUDA-graph memory (allocations, pool) */                \
     X(BLOCK, 11, "block", SUB)           /* a PyTorch caching-allocator block (a tensor) */ \
-    X(SEGMENT, 12, "segment", SUB)       /* that allocator's view of its segments */
+    X(SEGMENT, 12, "segment", SUB)       /* that allocator's view of its segments */                \
+    X(HEAP, 13, "heap", SUB)             /* a program's own pool (NVTX memory heap) */ \
+    X(REGION, 14, "region", SUB)         /* a sub-allocation handed out in a heap */
 
 /* Every API we wrap, with the operation and memory kind it records. */
 #define GL_APIS(X)                                                                                  \
@@ -141,7 +147,17 @@
      * map, unmap of a segment; config) */                                                          \
     X(torch_allocator, 60, "CUDACachingAllocator", ALLOC, BLOCK, SYNC)                              \
     X(torch_snapshot, 61, "CUDACachingAllocator.snapshot", ALLOC, BLOCK, SYNC) /* there at attach */ \
-    X(gpuledger_tag, 62, "gpuledger_tag", TAG, NONE, SYNC)
+    X(gpuledger_tag, 62, "gpuledger_tag", TAG, NONE, SYNC)                                          \
+    X(gpuledger_heap_register, 70, "gpuledger_heap_register", ALLOC, HEAP, SYNC)                    \
+    X(gpuledger_heap_unregister, 71, "gpuledger_heap_unregister", FREE, HEAP, SYNC)                 \
+    X(gpuledger_heap_reset, 72, "gpuledger_heap_reset", HEAP_RESET, HEAP, SYNC)                     \
+    X(gpuledger_heap_page_size, 73, "gpuledger_heap_page_size", SET, HEAP, SYNC)                    \
+    X(gpuledger_heap_name, 74, "gpuledger_heap_name", NAME, HEAP, SYNC)                             \
+    X(gpuledger_region_alloc, 75, "gpuledger_region_alloc", ALLOC, REGION, SYNC)                    \
+    X(gpuledger_region_free, 76, "gpuledger_region_free", FREE, REGION, SYNC)                       \
+    X(gpuledger_region_resize, 77, "gpuledger_region_resize", RESIZE, REGION, SYNC)                 \
+    X(gpuledger_region_used, 78, "gpuledger_region_used", SET, REGION, SYNC)                        \
+    X(gpuledger_region_name, 79, "gpuledger_region_name", NAME, REGION, SYNC)
 
 /* Identity tags (gpuledger_tag; column aux of a tag row), the categories
  * they give. The numbers are gpuledger.h's GPULEDGER_TAG_*. */
@@ -268,6 +284,12 @@ static inline int gl_op_is_annotation(int op)
     return gl_op_class(op) == GL_OPC_ANNOTATION;
 }
 
+/* Where an alloc- or free-like event of this op and kind pairs: the op's
+ * space, except that a sub-allocation (layer SUB) pairs only with its own
+ * kind: a region may begin at the address where its heap, and the heap's
+ * CUDA allocation, begin. Those spaces are GL_NSPACES + kind. */
+#define GL_NPAIR_SPACES (GL_NSPACES + GL_KIND_COUNT)
+
 /* The free-like op that ends an alloc-like op of `space`. */
 static inline int gl_space_free_op(int space)
 {
@@ -296,6 +318,12 @@ static inline int gl_kind_layer(int kind)
 static inline int gl_kind_counts_on_device(int kind)
 {
     return gl_kind_layer(kind) == GL_LAYER_DEVICE;
+}
+
+static inline int gl_event_space(int op, int kind)
+{
+    int space = gl_op_space(op);
+    return space != GL_SPACE_NONE && gl_kind_layer(kind) == GL_LAYER_SUB ? GL_NSPACES + kind : space;
 }
 
 /* The operation a call of api records (0 for an unknown api). */
@@ -341,6 +369,7 @@ static inline int gl_api_is_stream_ordered(int api)
 #define GL_EVF_TRUNCATED 0x1u /* the stack hit the depth limit */
 #define GL_EVF_LABEL 0x4u     /* ips[] holds a NUL-terminated label, not a stack */
 #define GL_EVF_TS_NS 0x8u     /* ts_ns is set already: stamp is not to be converted */
+#define GL_EVF_USED 0x10u     /* a region event whose aux holds the region's used bytes */
 
 /* One event. Built in place inside a queue slot; ips[] follows the header
  * and holds `depth` return addresses, innermost first (our own frames are

@@ -7,13 +7,13 @@
 void gl_ledger_init(struct gl_ledger *l)
 {
     memset(l, 0, sizeof *l);
-    for (int i = 0; i < GL_NSPACES; i++)
+    for (int i = 0; i < GL_NPAIR_SPACES; i++)
         gl_u64map_init(&l->index[i]);
 }
 
 void gl_ledger_free(struct gl_ledger *l)
 {
-    for (int i = 0; i < GL_NSPACES; i++)
+    for (int i = 0; i < GL_NPAIR_SPACES; i++)
         gl_u64map_free(&l->index[i]);
     free(l->lives);
     free(l->spare);
@@ -73,9 +73,12 @@ void gl_ledger_add(struct gl_ledger *l, int space, uint64_t key, uint64_t seq, c
     struct gl_live *e = &l->lives[idx];
     e->seq = seq;
     e->size = ev->size;
+    e->pool = ev->pool;
     e->device = ev->device;
     e->kind = ev->kind;
     gl_u64map_put(&l->index[space], key, idx);
+    if (gl_kind_layer(ev->kind) == GL_LAYER_SUB)
+        return; /* inside memory counted already: no device figure moves */
     struct gl_dev_stats *d = dev_of(l, ev->device);
     d->allocs++;
     if (gl_kind_counts_on_device(ev->kind)) {
@@ -98,6 +101,12 @@ int gl_ledger_peek(const struct gl_ledger *l, int space, uint64_t key, struct gl
     return 1;
 }
 
+struct gl_live *gl_ledger_find(struct gl_ledger *l, int space, uint64_t key)
+{
+    uint64_t idx;
+    return gl_u64map_get(&l->index[space], key, &idx) ? &l->lives[idx] : NULL;
+}
+
 int gl_ledger_take(struct gl_ledger *l, int space, uint64_t key, struct gl_live *out)
 {
     uint64_t idx;
@@ -106,6 +115,8 @@ int gl_ledger_take(struct gl_ledger *l, int space, uint64_t key, struct gl_live 
     gl_u64map_del(&l->index[space], key);
     *out = l->lives[idx];
     recycle(l, idx);
+    if (gl_kind_layer(out->kind) == GL_LAYER_SUB)
+        return 1;
     struct gl_dev_stats *d = dev_of(l, out->device);
     d->frees++;
     if (gl_kind_counts_on_device(out->kind)) {

@@ -3,7 +3,8 @@
  * address (or handle), so that what ends it finds it (free <-> alloc
  * pairing), and per device the live and peak bytes of what counts as device
  * memory (gl_kind_counts_on_device), also for windows from checkpoints
- * on (windows.h). No SQL. */
+ * on (windows.h); sub-allocations (layer SUB) are paired in spaces of their
+ * own and left out of the per-device figures. No SQL. */
 #ifndef GL_LEDGER_H
 #define GL_LEDGER_H
 
@@ -16,6 +17,7 @@
 
 struct gl_live {
     uint64_t seq, size; /* the row that began it, its bytes */
+    uint64_t pool;      /* its pool (a region: its heap) */
     int32_t device;
     uint8_t kind;
 };
@@ -26,7 +28,7 @@ struct gl_dev_stats {
 };
 
 struct gl_ledger {
-    struct gl_u64map index[GL_NSPACES]; /* address/handle -> index in lives[] */
+    struct gl_u64map index[GL_NPAIR_SPACES]; /* address/handle -> index in lives[], by gl_event_space */
     struct gl_live *lives;
     size_t nlives, lives_cap;
     uint64_t *spare; /* free slots of lives[] */
@@ -44,6 +46,9 @@ void gl_ledger_free(struct gl_ledger *l);
 void gl_ledger_add(struct gl_ledger *l, int space, uint64_t key, uint64_t seq, const struct gl_event *ev);
 /* What is live at key, left live: 1 with it in *out, 0 if nothing is. */
 int gl_ledger_peek(const struct gl_ledger *l, int space, uint64_t key, struct gl_live *out);
+/* What is live at key, to read or change in place (e.g. a resized
+ * region's size); NULL if nothing is. Valid until the next add or take. */
+struct gl_live *gl_ledger_find(struct gl_ledger *l, int space, uint64_t key);
 /* End what is live at key: 1 with it in *out, 0 if nothing was. */
 int gl_ledger_take(struct gl_ledger *l, int space, uint64_t key, struct gl_live *out);
 /* Walk what is live in space (safe while taking): from *pos = 0, 1 with the

@@ -54,7 +54,7 @@ static inline int gl_rows_add(struct gl_rows *r, const struct gl_event *ev, int 
     v[13] = (int64_t)ref;
     v[14] = (int64_t)ev->aux;
     v[15] = (int64_t)range;
-    r->batch[r->n].null = (uint16_t)((sid ? 0 : 1u << 12) | (ref ? 0 : 1u << 13) | (ev->aux ? 0 : 1u << 14) |
+    r->batch[r->n].null = (uint16_t)((sid ? 0 : 1u << 12) | (ref ? 0 : 1u << 13) | (ev->aux || (ev->flags & GL_EVF_USED) ? 0 : 1u << 14) |
                                      (range ? 0 : 1u << 15));
     r->n++;
     r->count++;

@@ -1,6 +1,6 @@
 /* schema.c — DDL for a gpuledger database. Integer codes are stored in
- * event_log; the documented views (events, allocations, mappings,
- * stack_frames) give them names. */
+ * event_log; the documented views (events, allocations, mappings, heaps,
+ * regions, stack_frames) give them names. */
 #include "schema.h"
 
 #include <stdio.h>
@@ -83,6 +83,31 @@ static const char *const ddl =
     " LEFT JOIN api_names an ON an.id = a.api"
     " LEFT JOIN kind_names kn ON kn.id = a.kind"
     " WHERE a.op IN (3, 5) AND a.result = 0 AND coalesce(kn.layer, '') != 'sub';"
+    /* Names given to heaps and regions (ref_seq: the row that began it). */
+    "CREATE TABLE names(seq INTEGER PRIMARY KEY, ref_seq INTEGER, name TEXT);"
+    /* Heaps of a program's own pools (nvtxMemHeapRegister,
+     * gpuledger_heap_register): one row per registration. */
+    "CREATE VIEW heaps AS SELECT h.seq AS id, h.addr AS base, h.size, h.aux AS usage,"
+    " (SELECT p.aux FROM event_log p WHERE p.ref_seq = h.seq AND p.op = 27 ORDER BY p.seq DESC LIMIT 1)"
+    " AS page_size,"
+    " (SELECT n.name FROM names n WHERE n.ref_seq = h.seq ORDER BY n.seq DESC LIMIT 1) AS name,"
+    " h.ts_ns AS register_ns, u.ts_ns AS unregister_ns, h.tid, h.stack_id, u.seq AS unregister_seq"
+    " FROM event_log h LEFT JOIN event_log u ON u.ref_seq = h.seq AND u.op = 2"
+    " WHERE h.op = 1 AND h.kind = 13;"
+    /* Regions handed out inside heaps (sub-allocations: never counted in
+     * device totals): size and used bytes as they were last set. */
+    "CREATE VIEW regions AS SELECT r.seq AS id, r.ref_seq AS heap_id, r.pool AS heap_base, r.addr,"
+    " r.addr - r.pool AS offset,"
+    " coalesce((SELECT z.size FROM event_log z WHERE z.ref_seq = r.seq AND z.op = 25"
+    " ORDER BY z.seq DESC LIMIT 1), r.size) AS size, r.size AS initial_size,"
+    " coalesce((SELECT u.aux FROM event_log u WHERE u.ref_seq = r.seq AND u.op = 27"
+    " ORDER BY u.seq DESC LIMIT 1), r.aux) AS used,"
+    " (SELECT n.name FROM names n WHERE n.ref_seq = r.seq ORDER BY n.seq DESC LIMIT 1) AS name,"
+    " r.ts_ns AS alloc_ns, f.ts_ns AS free_ns, r.tid, r.stack_id, f.seq AS free_seq,"
+    " f.stack_id AS free_stack_id, fa.name AS free_api"
+    " FROM event_log r LEFT JOIN event_log f ON f.ref_seq = r.seq AND f.op = 2"
+    " LEFT JOIN api_names fa ON fa.id = f.api"
+    " WHERE r.op = 1 AND r.kind = 14;"
     "CREATE VIEW stack_frames AS SELECT se.stack_id, se.depth, m.path AS module,"
     " f.symbol, f.rel AS offset, f.sym_offset AS symbol_offset, f.file, f.line,"
     " f.ip, f.python"

@@ -3,7 +3,7 @@
  * rows.c (event_log rows, batched), stacks.c (stacks and frames, written
  * once), ledger.c (what is live: free <-> alloc pairing, per-device live
  * and peak), annotations.c (marks and ranges), runrows.c (run row, meta,
- * device_stats, samples). */
+ * device_stats, samples), subs.c (heaps and regions of a program's pools). */
 #include "store.h"
 
 #include <stdio.h>
@@ -18,6 +18,7 @@
 #include "runrows.h"
 #include "schema.h"
 #include "stacks.h"
+#include "subs.h"
 #include "wdb.h"
 
 struct gl_store {
@@ -32,6 +33,7 @@ struct gl_store {
     struct gl_graphmem graph;
     struct gl_blocks blocks;
     struct gl_answers answers;
+    struct gl_subs subs;
 };
 
 const char *gl_store_error(struct gl_store *s)
@@ -80,7 +82,8 @@ struct gl_store *gl_store_open(const char *path, const struct gl_run_info *info,
         return NULL;
     }
     if (gl_rows_open(&s->rows, &s->w) || gl_stacks_open(&s->stacks, &s->w, symbolize) ||
-        gl_annotations_open(&s->ann, &s->w) || gl_blocks_open(&s->blocks, &s->w, &s->ledger.windows)) {
+        gl_annotations_open(&s->ann, &s->w) || gl_blocks_open(&s->blocks, &s->w, &s->ledger.windows) ||
+        gl_subs_open(&s->subs, &s->w)) {
         snprintf(err, errsz, "%s", s->w.err);
         gl_store_close(s);
         return NULL;
@@ -175,6 +178,10 @@ int gl_store_add(struct gl_store *s, const struct gl_event *ev)
         int dev = ev->device >= 0 && ev->device < GL_MAX_DEVICES ? ev->device + 1 : 0;
         return gl_runrows_sample(&s->run, ev, s->ledger.dev[dev].live, s->rows.next_seq - 1);
     }
+    if (gl_subs_handles(ev))
+        return gl_subs_add(&s->subs, &s->rows, &s->ledger, ev,
+                           ev->flags & GL_EVF_LABEL ? 0 : gl_stacks_id(&s->stacks, ev),
+                           gl_annotations_range(&s->ann, ev->tid), &s->unmatched_frees);
     if (ev->flags & GL_EVF_LABEL)
         return gl_annotations_add(&s->ann, &s->rows, ev);
     int64_t sid = gl_stacks_id(&s->stacks, ev);
@@ -189,7 +196,7 @@ int gl_store_add(struct gl_store *s, const struct gl_event *ev)
     if (gl_op_is_alloc(op)) {
         uint64_t seq;
         int rc = row(s, ev, op, ev->kind, ev->size, sid, 0, &seq);
-        gl_ledger_add(&s->ledger, gl_op_space(op), ev->addr, seq, ev);
+        gl_ledger_add(&s->ledger, gl_event_space(op, ev->kind), ev->addr, seq, ev);
         return rc;
     }
     if (op == GL_OP_UNMAP)
@@ -198,7 +205,7 @@ int gl_store_add(struct gl_store *s, const struct gl_event *ev)
         return reset_device(s, ev, sid);
     if (gl_op_is_free(op)) {
         struct gl_live l;
-        if (gl_ledger_take(&s->ledger, gl_op_space(op), ev->addr, &l)) {
+        if (gl_ledger_take(&s->ledger, gl_event_space(op, ev->kind), ev->addr, &l)) {
             struct gl_event e2 = *ev;
             e2.device = l.device; /* the device of what it frees */
             int rc = row(s, &e2, op, l.kind, l.size, sid, l.seq, NULL);
@@ -249,6 +256,7 @@ void gl_store_close(struct gl_store *s)
     /* statements first: sqlite3_close refuses a connection that has some */
     gl_annotations_close(&s->ann);
     gl_answers_close(&s->answers);
+    gl_subs_close(&s->subs);
     gl_runrows_close(&s->run);
     gl_blocks_close(&s->blocks);
     gl_stacks_close(&s->stacks);
