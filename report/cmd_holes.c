@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "help.h"
 #include "render.h"
+#include "render_heaps.h"
 
 static uint64_t pool; /* with have_pool: only this pool (0: the default pool) or reservation */
 static int have_pool, series;
@@ -38,6 +39,7 @@ static const struct option opts[] = {
 const struct gl_cmd_spec gl_holes_spec = {
     .usage = gl_usage_holes,
     .formats = "text|json",
+    .top = 10,
     .opts = opts,
     .opt = opt,
     .reset = reset,
@@ -52,11 +54,22 @@ int cmd_holes(struct gl_cli *cli)
     for (int i = 0; i < cli->npaths; i++) {
         struct gl_pool_holes *h;
         size_t nh;
+        struct gl_heaps_view hv;
+        if (gl_heaps_view(&hv, cli->runs[i])) {
+            int rc = gl_cli_fail(cli, "%s", hv.err);
+            gl_heaps_view_free(&hv);
+            return rc;
+        }
         gl_holes(cli->runs[i], have_pool ? &pool : NULL, &h, &nh);
-        if (json)
+        if (json) {
             gl_render_holes_json(&j, cli->runs[i], h, nh);
-        else
-            gl_render_holes_text(cli->out, cli->runs[i], h, nh, series);
+            gl_heaps_json(&j, "heaps", &hv, cli->top);
+            gl_jw_end(&j);
+        } else {
+            gl_render_holes_text(cli->out, cli->runs[i], h, nh, hv.n, series);
+            gl_heaps_text(cli->out, &hv, cli->top, series, 1);
+        }
+        gl_heaps_view_free(&hv);
         gl_holes_free(h, nh);
     }
     if (json)

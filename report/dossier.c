@@ -74,6 +74,10 @@ int gl_dossier_build(struct gl_dossier *d, struct gl_run *run, const struct gl_d
         }
     }
     gl_holes(run, NULL, &d->holes, &d->nholes);
+    if (gl_heaps_view(&d->heaps, run)) {
+        fprintf(stderr, "gpuledger: %s\n", d->heaps.err);
+        return -1;
+    }
     python_share(d, run);
     return 0;
 }
@@ -90,6 +94,7 @@ void gl_dossier_free(struct gl_dossier *d)
         free(v->ooms);
     }
     gl_holes_free(d->holes, d->nholes);
+    gl_heaps_view_free(&d->heaps);
     gl_stacks_free(&d->stacks);
     memset(d, 0, sizeof *d);
 }

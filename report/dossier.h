@@ -8,6 +8,7 @@
 #include "analysis.h"
 #include "model_usage.h"
 #include "moment.h"
+#include "heaps.h"
 
 #define GL_MAX_CATS 32
 
@@ -40,6 +41,7 @@ struct gl_dossier {
     struct gl_pool_holes *holes;
     size_t nholes;
     const struct gl_moment *at; /* --at, or NULL */
+    struct gl_heaps_view heaps; /* the program's own pools (NVTX memory API, gpuledger.Pool) */
     char python_version[16];    /* "" when the run had no Python frames */
     size_t python_allocs;       /* allocations whose stack has Python frames */
 };

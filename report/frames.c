@@ -164,12 +164,18 @@ int gl_stack_matches(const struct gl_stack *st, const regex_t *re)
 }
 
 /* Frames of allocator plumbing that sit above every framework allocation
- * and say nothing about who wanted the memory. */
+ * and say nothing about who wanted the memory; and, above a call of the
+ * gpuledger Python package (gpuledger.Pool), the package's own lines and
+ * the ctypes call into the library. */
 static int plumbing(const struct gl_frame *f)
 {
     static const char *const prefixes[] = {"c10::cuda::CUDACachingAllocator", "c10::cuda::",
                                            "c10::StorageImpl", "c10::make_intrusive", "at::detail::empty",
-                                           "at::TensorBase::", "c10::intrusive_ptr", "c10::Allocator"};
+                                           "at::TensorBase::", "c10::intrusive_ptr", "c10::Allocator", "ffi_call"};
+    if (f->python)
+        return f->file && strstr(f->file, "/gpuledger/") != NULL;
+    if (f->module && (strstr(f->module, "/libffi.so") || strstr(f->module, "/_ctypes")))
+        return 1;
     if (!f->symbol)
         return 0;
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)

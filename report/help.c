@@ -102,10 +102,14 @@ const char gl_usage_leaks[] =
     "  --top K             chains shown (default 20)\n"
     "  --rules FILE        category rules\n"
     "  --format text|json  (default text)\n"
-    "  -h, --help\n";
+    "  -h, --help\n"
+    "\n"
+    "Regions of the program's own pools (NVTX memory API, gpuledger.Pool) still\n"
+    "handed out at the end, in a heap never unregistered, are listed per heap by\n"
+    "the stack that took them.\n";
 
 const char gl_usage_holes[] =
-    "usage: gpuledger holes [--pool P] [--series] [--format text|json] DB...\n"
+    "usage: gpuledger holes [--pool P] [--series] [--top K] [--format text|json] DB...\n"
     "\n"
     "For each stream-ordered pool and each reserved virtual range: reserved,\n"
     "live and free bytes, the largest free block, the number of holes and the\n"
@@ -113,7 +117,15 @@ const char gl_usage_holes[] =
     "space in one block), at the worst moment (most free bytes) and at the end.\n"
     "  --pool P     only the pool (or reservation address) P (decimal or 0x...;\n"
     "               0: the default pool)\n"
-    "  --series     also print the time series (64 samples)\n";
+    "  --series     also print the time series (64 samples; heaps: up to 256)\n"
+    "  --top K      stacks shown per heap list (default 10)\n"
+    "\n"
+    "Heaps of the program's own pools (NVTX memory API, gpuledger.Pool): per heap\n"
+    "the pages (or bytes) in use and free, holes (runs of free pages), the largest\n"
+    "free run, external fragmentation (1 - largest free / free), largest_free_ratio,\n"
+    "internal fragmentation (bytes of live regions not used / their bytes), at the\n"
+    "peak, at the worst moment and at the end; the occupancy at the peak and at the\n"
+    "worst moment; the live regions at the peak and those never given back, by stack.\n";
 
 const char gl_usage_gate[] =
     "usage: gpuledger gate --max-leak-bytes N [options] DB...\n"

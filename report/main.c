@@ -23,7 +23,7 @@ static const struct gl_cmd commands[] = {
     {"report", cmd_report, &gl_report_spec,
      GL_NEEDS_DBS | GL_NEEDS_RULES | GL_NEEDS_DEVICE | GL_NEEDS_TOP | GL_NEEDS_OUTPUT | GL_NEEDS_FORMAT},
     {"leaks", cmd_leaks, &gl_leaks_spec, GL_NEEDS_DBS | GL_NEEDS_RULES | GL_NEEDS_DEVICE | GL_NEEDS_TOP | GL_NEEDS_FORMAT},
-    {"holes", cmd_holes, &gl_holes_spec, GL_NEEDS_DBS | GL_NEEDS_FORMAT},
+    {"holes", cmd_holes, &gl_holes_spec, GL_NEEDS_DBS | GL_NEEDS_FORMAT | GL_NEEDS_TOP},
     {"gate", cmd_gate, &gl_gate_spec, GL_NEEDS_DBS | GL_NEEDS_RULES},
     {"diff", cmd_diff, &gl_diff_spec, GL_NEEDS_DBS | GL_NEEDS_TOP},
     {"export", cmd_export, &gl_export_spec, GL_NEEDS_ONE_DB | GL_NEEDS_RULES | GL_NEEDS_OUTPUT | GL_NEEDS_FORMAT},

@@ -11,8 +11,10 @@
 #include "model.h"
 #include "views.h"
 
-/* holes: one process's pools and reserved ranges */
-void gl_render_holes_text(FILE *f, const struct gl_run *r, const struct gl_pool_holes *h, size_t nh, int series);
+/* holes: one process's pools and reserved ranges (nheaps: its heaps, printed
+ * after by render_heaps.h); the JSON leaves the process object open */
+void gl_render_holes_text(FILE *f, const struct gl_run *r, const struct gl_pool_holes *h, size_t nh, size_t nheaps,
+                          int series);
 void gl_render_holes_json(struct gl_json *j, const struct gl_run *r, const struct gl_pool_holes *h, size_t nh);
 /* The figures of a hole statistic as members (reserved, live, free,
  * largest_free, external_fragmentation, holes). */

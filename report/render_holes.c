@@ -6,14 +6,15 @@
 #include "out.h"
 #include "render.h"
 
-void gl_render_holes_text(FILE *f, const struct gl_run *r, const struct gl_pool_holes *h, size_t nh, int series)
+void gl_render_holes_text(FILE *f, const struct gl_run *r, const struct gl_pool_holes *h, size_t nh, size_t nheaps,
+                          int series)
 {
     char b1[32], b2[32], b3[32], b4[32], t[32], name[96];
     fputs("== ", f);
     gl_text_str(f, r->path);
     fprintf(f, " (pid %" PRId64 ")\n", r->pid);
-    if (!nh)
-        fprintf(f, "no stream-ordered pools or reserved ranges in this run\n");
+    if (!nh && !nheaps)
+        fprintf(f, "no stream-ordered pools, reserved ranges or heaps in this run\n");
     for (size_t k = 0; k < nh; k++) {
         const struct gl_pool_holes *p = &h[k];
         fprintf(f, "%s on device %d (%" PRIu64 " region%s", gl_pool_label(p, name, sizeof name), p->device,
@@ -76,6 +77,5 @@ void gl_render_holes_json(struct gl_json *j, const struct gl_run *r, const struc
         gl_jw_u64(j, "worst_index", p->worst_index);
         gl_jw_end(j);
     }
-    gl_jw_end(j);
-    gl_jw_end(j);
+    gl_jw_end(j); /* the process object stays open: the caller adds its heaps and closes it */
 }

@@ -2,6 +2,7 @@
  * one emitter (json.h). */
 #include "dossier.h"
 #include "json.h"
+#include "render_heaps.h"
 #include "render.h"
 
 static void groups(struct gl_json *j, const char *key, struct gl_dossier *ds, const struct gl_groups *g, int top,
@@ -184,6 +185,7 @@ static void process(struct gl_json *j, struct gl_dossier *d, int top)
     for (int k = 0; k < d->ndevs; k++)
         device(j, d, &d->devs[k], top);
     gl_jw_end(j);
+    gl_heaps_json(j, "heaps", &d->heaps, top);
     gl_jw_end(j);
 }
 

@@ -6,6 +6,7 @@
 #include "escape.h"
 #include "out.h"
 #include "render.h"
+#include "render_heaps.h"
 
 static void chain_block(FILE *f, struct gl_leaks_view *v, const struct gl_group *g, int nsteps)
 {
@@ -22,6 +23,8 @@ static void chain_block(FILE *f, struct gl_leaks_view *v, const struct gl_group 
     }
     gl_print_frame_list(f, gl_stack_get(&v->stacks, g->stack_id), "           ");
 }
+
+static void growing_text(FILE *f, struct gl_leaks_view *v, int top);
 
 void gl_render_leaks_text(FILE *f, struct gl_leaks_view *v, int top)
 {
@@ -48,8 +51,14 @@ void gl_render_leaks_text(FILE *f, struct gl_leaks_view *v, int top)
         fprintf(f, "\n#%-3d", ++shown);
         chain_block(f, v, &v->leaks.v[k], 0);
     }
-    if (!v->q->steps)
-        return;
+    if (v->q->steps)
+        growing_text(f, v, top);
+    gl_heap_leaks_text(f, &v->heaps, top);
+}
+
+static void growing_text(FILE *f, struct gl_leaks_view *v, int top)
+{
+    const struct gl_run *r = v->run;
     if (v->nsteps < 1) { /* gl_growth: fewer allocations than slices */
         fprintf(f, "\ngrowing step after step: too few allocations to cut the run into %d slices\n", v->q->steps);
         return;
@@ -108,5 +117,6 @@ void gl_render_leaks_json(struct gl_json *j, struct gl_leaks_view *v)
         gl_jw_end(j);
     }
     gl_jw_end(j);
+    gl_heap_leaks_json(j, "heap_leaks", &v->heaps, 1 << 30);
     gl_jw_end(j);
 }

@@ -5,6 +5,7 @@
 
 #include "dossier.h"
 #include "out.h"
+#include "render_heaps.h"
 #include "reader.h"
 
 static void sparkline(FILE *f, const struct gl_device *dev)
@@ -159,6 +160,10 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
                 gl_pool_label(p, label, sizeof label), p->device, gl_fmt_rel(r, p->worst.ts_ns, t, sizeof t),
                 gl_fmt_bytes(p->worst.free, b, sizeof b), gl_fmt_bytes(p->worst.reserved, u, sizeof u), p->worst.holes,
                 gl_s(p->worst.holes), gl_fmt_bytes(p->worst.largest_free, w, sizeof w), p->worst.ext_frag);
+    }
+    if (ds->heaps.n) {
+        fputc('\n', f);
+        gl_heaps_text(f, &ds->heaps, top < 5 ? top : 5, 0, 1);
     }
 }
 

@@ -1,7 +1,10 @@
 /* view_leaks.c — the leaks view of one run: leak chains (never freed,
- * merged by chain, categorized; caching-allocator memory apart) and, with
- * steps, the stacks that grow step after step. */
+ * merged by chain, categorized; caching-allocator memory apart), with
+ * steps the stacks that grow step after step, and the regions of the
+ * program's own pools never given back (heaps.h). */
 #include "views.h"
+
+#include <stdio.h>
 
 #include "dossier.h"
 
@@ -18,6 +21,8 @@ void gl_leaks_view(struct gl_leaks_view *v, struct gl_run *r, const struct gl_le
     v->nsteps = q->steps ? gl_growth(r, q->device, q->steps, q->min_bytes, &v->growing) : 0;
     if (q->steps)
         gl_groups_categorize(&v->growing, q->rules, &v->stacks);
+    if (gl_heaps_view(&v->heaps, r)) /* the chains above stand without them */
+        fprintf(stderr, "gpuledger leaks: %s\n", v->heaps.err);
     v->leak_bytes = v->cached_bytes = 0;
     v->nleak = 0;
     for (size_t k = 0; k < v->leaks.n; k++) {
@@ -34,5 +39,6 @@ void gl_leaks_view_free(struct gl_leaks_view *v)
 {
     gl_groups_free(&v->leaks);
     gl_groups_free(&v->growing);
+    gl_heaps_view_free(&v->heaps);
     gl_stacks_free(&v->stacks);
 }

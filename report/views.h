@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "analysis.h"
+#include "heaps.h"
 
 /* ---- leaks ---- */
 
@@ -27,6 +28,7 @@ struct gl_leaks_view {
     int nsteps;                  /* steps the growth analysis used */
     uint64_t leak_bytes, cached_bytes;
     size_t nleak;                /* chains that are leaks, not cache */
+    struct gl_heaps_view heaps;  /* regions of the program's own pools never given back */
 };
 
 void gl_leaks_view(struct gl_leaks_view *v, struct gl_run *r, const struct gl_leaks_query *q);

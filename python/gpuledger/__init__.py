@@ -14,6 +14,9 @@ without it they are cheap no-ops, so they can stay in production code:
     with gpuledger.paused():            # nothing recorded inside
         ...
     gpuledger.recording()               # True when recording
+    pool = gpuledger.Pool(kv, name="kv_cache", page_size=page_bytes)
+    pool.alloc(offset, used=tokens * token_bytes)   # a page handed out
+    pool.free(offset)                   # given back (holes, fragmentation, leaks)
 
 PyTorch jobs need no calls at all: `gpuledger run` attaches to PyTorch's
 caching allocator and takes steps and categories from its hooks
@@ -32,3 +35,4 @@ __version__ = "0.1.0"
 
 from .annotate import mark, paused, range, recording, step  # noqa: E402,F401
 from .measure import checkpoint, live_stacks, usage  # noqa: E402,F401
+from .pool import Pool  # noqa: E402,F401

@@ -35,6 +35,16 @@ set_recording = _bind(_scope, "gpuledger_set_recording", ctypes.c_int, [ctypes.c
 recording = _bind(_scope, "gpuledger_recording", ctypes.c_int, [])
 tag = _bind(_scope, "gpuledger_tag", None, [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t])
 torch_register = _bind(_scope, "gpuledger_torch_register", ctypes.c_int, [ctypes.c_void_p])
+# heaps and regions of a program's own pools (pool.py)
+_vp, _sz = ctypes.c_void_p, ctypes.c_size_t
+heap_register = _bind(_scope, "gpuledger_heap_register", None, [_vp, _sz, _sz, ctypes.c_char_p])
+heap_unregister = _bind(_scope, "gpuledger_heap_unregister", None, [_vp])
+heap_reset = _bind(_scope, "gpuledger_heap_reset", None, [_vp])
+region_alloc = _bind(_scope, "gpuledger_region_alloc", None, [_vp, _vp, _sz, ctypes.c_longlong])
+region_free = _bind(_scope, "gpuledger_region_free", None, [_vp])
+region_resize = _bind(_scope, "gpuledger_region_resize", None, [_vp, _sz])
+region_used = _bind(_scope, "gpuledger_region_used", None, [_vp, _sz])
+region_name = _bind(_scope, "gpuledger_region_name", None, [_vp, ctypes.c_char_p])
 
 # gpuledger.h, enum gpuledger_tag
 TAG_PARAMETERS = 1

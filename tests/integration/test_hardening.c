@@ -709,12 +709,12 @@ static void test_holes_pool_zero(void **state)
         fail_msg("holes --pool 0 demo.db:\n%s", r.out);
     h_run(&r, NULL, ARGV(GL, "holes", "--pool", "0", "pool.db"));
     assert_int_equal(r.status, 0);
-    assert_non_null(strstr(r.out, "no stream-ordered pools or reserved ranges in this run"));
+    assert_non_null(strstr(r.out, "no stream-ordered pools, reserved ranges or heaps in this run"));
     h_run(&r, NULL, ARGV(GL, "holes", "pool.db"));
     assert_int_equal(h_count_lines(r.out, "async pool 0x"), 1);
     h_run(&r, NULL, ARGV(GL, "holes", "--pool", "0x1234", "demo.db"));
     assert_int_equal(r.status, 0);
-    assert_non_null(strstr(r.out, "no stream-ordered pools or reserved ranges in this run"));
+    assert_non_null(strstr(r.out, "no stream-ordered pools, reserved ranges or heaps in this run"));
     h_run(&r, NULL, ARGV(GL, "holes", "--pool", "-1", "demo.db"));
     assert_string_equal(r.err, "gpuledger holes: --pool wants a pool handle like 0x55d0c0a3e2a0 (0: the default "
                                "pool), not '-1'\n");

@@ -4,6 +4,7 @@
  * stacks: file, line and qualified name, in order, between native frames.
  *
  *   glalloc.alloc(n)         cudaMalloc with the GIL held
+ *   glalloc.malloc(n)        cudaMalloc; returns the address (for gpuledger.Pool)
  *   glalloc.alloc_nogil(n)   cudaMalloc inside Py_BEGIN_ALLOW_THREADS
  *                            (what PyTorch does around every op)
  *   glalloc.alloc_cthread(n) cudaMalloc on a thread Python never saw
@@ -31,6 +32,18 @@ static PyObject *py_alloc(PyObject *self, PyObject *args)
     void *p = NULL;
     int e = cudaMalloc(&p, n);
     return PyLong_FromLong(e);
+}
+
+static PyObject *py_malloc(PyObject *self, PyObject *args)
+{
+    (void)self;
+    unsigned long long n;
+    if (!PyArg_ParseTuple(args, "K", &n))
+        return NULL;
+    void *p = NULL;
+    if (cudaMalloc(&p, n) != cudaSuccess)
+        return PyErr_Format(PyExc_MemoryError, "cudaMalloc(%llu) failed", n);
+    return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)p);
 }
 
 static PyObject *py_alloc_nogil(PyObject *self, PyObject *args)
@@ -88,6 +101,7 @@ static PyObject *py_loop(PyObject *self, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"alloc", py_alloc, METH_VARARGS, "cudaMalloc(n) with the GIL held"},
+    {"malloc", py_malloc, METH_VARARGS, "cudaMalloc(n); the address"},
     {"alloc_nogil", py_alloc_nogil, METH_VARARGS, "cudaMalloc(n) with the GIL released"},
     {"alloc_cthread", py_alloc_cthread, METH_VARARGS, "cudaMalloc(n) on a non-Python thread"},
     {"loop", py_loop, METH_VARARGS, "n cudaMallocAsync/cudaFreeAsync pairs; host allocator calls made"},
