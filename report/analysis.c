@@ -3,6 +3,8 @@
  * fast. */
 #include "analysis.h"
 
+#include "freemap.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -340,7 +342,10 @@ static void measure(const struct ival *regions, size_t nr, const struct ival *li
                 st->largest_free = gap;
         }
     }
-    st->ext_frag = st->free ? (double)st->largest_free / (double)st->free : 0.0;
+    struct gl_free_stats fs = {.free = st->free, .largest_free = st->largest_free};
+    gl_free_ratios(&fs);
+    st->external_fragmentation = fs.external_fragmentation;
+    st->largest_free_ratio = fs.largest_free_ratio;
 }
 
 #define HOLE_SAMPLES 64
@@ -409,7 +414,10 @@ static int analyse_pool(const struct gl_alloc **m, size_t nm, struct ival *regio
         ph->series[ph->nseries++] = st;
         /* worst = most free bytes outside the largest free block: space that
          * is free but, being scattered, cannot serve a large request */
-        if (ph->nseries == 1 || st.free - st.largest_free > ph->worst.free - ph->worst.largest_free) {
+        struct gl_free_stats a = {.free = st.free, .largest_free = st.largest_free, .holes = st.holes};
+        struct gl_free_stats b = {.free = ph->worst.free, .largest_free = ph->worst.largest_free,
+                                  .holes = ph->worst.holes};
+        if (ph->nseries == 1 || gl_free_worse(&a, &b)) {
             ph->worst = st;
             ph->worst_index = ph->nseries - 1;
         }

@@ -64,7 +64,8 @@ struct gl_hole_stat {
     int64_t seq, ts_ns;
     uint64_t reserved, live, free, largest_free;
     uint64_t holes;
-    double ext_frag;   /* largest_free / free; 1 = one free block; 0 when no free bytes */
+    double external_fragmentation; /* 1 - largest_free / free (freemap.h: gl_free_ratios) */
+    double largest_free_ratio;     /* largest_free / free */
 };
 
 struct gl_pool_holes {

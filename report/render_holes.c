@@ -27,17 +27,18 @@ void gl_render_holes_text(FILE *f, const struct gl_run *r, const struct gl_pool_
         for (int q = 0; q < 2; q++)
             fprintf(f,
                     "  %-5s %s: reserved %s, live %s, free %s in %" PRIu64 " hole%s, largest %s, external "
-                    "fragmentation %.3f\n",
+                    "fragmentation %.3f, largest_free_ratio %.3f\n",
                     label[q], gl_fmt_rel(r, w[q]->ts_ns, t, sizeof t),
                     gl_fmt_bytes(w[q]->reserved, b1, sizeof b1), gl_fmt_bytes(w[q]->live, b2, sizeof b2),
                     gl_fmt_bytes(w[q]->free, b3, sizeof b3), w[q]->holes, gl_s(w[q]->holes),
-                    gl_fmt_bytes(w[q]->largest_free, b4, sizeof b4), w[q]->ext_frag);
+                    gl_fmt_bytes(w[q]->largest_free, b4, sizeof b4), w[q]->external_fragmentation,
+                    w[q]->largest_free_ratio);
         for (size_t s = 0; series && s < p->nseries; s++)
             fprintf(f, "    %s live %s free %s holes %" PRIu64 " largest %s frag %.3f\n",
                     gl_fmt_rel(r, p->series[s].ts_ns, t, sizeof t),
                     gl_fmt_bytes(p->series[s].live, b1, sizeof b1), gl_fmt_bytes(p->series[s].free, b2, sizeof b2),
                     p->series[s].holes, gl_fmt_bytes(p->series[s].largest_free, b3, sizeof b3),
-                    p->series[s].ext_frag);
+                    p->series[s].external_fragmentation);
     }
 }
 
@@ -47,7 +48,8 @@ void gl_jw_hole_figures(struct gl_json *j, const struct gl_hole_stat *h)
     gl_jw_u64(j, "live", h->live);
     gl_jw_u64(j, "free", h->free);
     gl_jw_u64(j, "largest_free", h->largest_free);
-    gl_jw_num(j, "external_fragmentation", "%.6f", h->ext_frag);
+    gl_jw_num(j, "external_fragmentation", "%.6f", h->external_fragmentation);
+    gl_jw_num(j, "largest_free_ratio", "%.6f", h->largest_free_ratio);
     gl_jw_u64(j, "holes", h->holes);
 }
 

@@ -159,7 +159,7 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
                    " hole%s, largest %s, external fragmentation %.2f\n",
                 gl_pool_label(p, label, sizeof label), p->device, gl_fmt_rel(r, p->worst.ts_ns, t, sizeof t),
                 gl_fmt_bytes(p->worst.free, b, sizeof b), gl_fmt_bytes(p->worst.reserved, u, sizeof u), p->worst.holes,
-                gl_s(p->worst.holes), gl_fmt_bytes(p->worst.largest_free, w, sizeof w), p->worst.ext_frag);
+                gl_s(p->worst.holes), gl_fmt_bytes(p->worst.largest_free, w, sizeof w), p->worst.external_fragmentation);
     }
     if (ds->heaps.n) {
         fputc('\n', f);

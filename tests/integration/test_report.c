@@ -124,7 +124,7 @@ static void test_fragmentation_ratio(void **state)
     expect(r.out, "the pool itself reported up to 2.00 MiB reserved");
     h_run(&r, NULL, ARGV(GL, "report", "--format", "json", "fr.db"));
     expect(r.out, "\"reserved\":2097152,\"live\":1048576,\"free\":1048576,\"largest_free\":524288,"
-                  "\"external_fragmentation\":0.500000,\"holes\":3");
+                  "\"external_fragmentation\":0.500000,\"largest_free_ratio\":0.500000,\"holes\":3");
     /* the pool's own state, sampled after the first stream-ordered call */
     sqlite3 *db = h_open("fr.db");
     assert_int_equal(h_int(db, "SELECT reserved FROM pool_samples ORDER BY ts_ns LIMIT 1"), 2097152);
