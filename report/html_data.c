@@ -11,6 +11,7 @@
 #include "analysis.h"
 #include "dossier.h"
 #include "escape.h"
+#include "heaps.h"
 #include "json.h"
 #include "strmap.h"
 #include "sweep.h"
@@ -579,6 +580,74 @@ static void write_holes(struct gl_json *j, struct gl_run *r)
     gl_holes_free(h, n);
 }
 
+/* A heap's moment as [seq, t, used, free, holes, largest free, regions,
+ * region bytes, unused bytes of them]. */
+static void write_heap_point(struct gl_json *j, const char *key, const struct gl_run *r, const struct gl_heap_point *p)
+{
+    const int64_t v[9] = {p->seq,
+                          p->ts_ns - r->first_ns,
+                          (int64_t)p->fs.used,
+                          (int64_t)p->fs.free,
+                          (int64_t)p->fs.holes,
+                          (int64_t)p->fs.largest_free,
+                          (int64_t)p->regions,
+                          (int64_t)p->region_bytes,
+                          (int64_t)p->waste};
+    gl_jw_arr(j, key);
+    for (int i = 0; i < 9; i++)
+        gl_jw_i64(j, NULL, v[i]);
+    gl_jw_end(j);
+}
+
+static void write_cells(struct gl_json *j, const char *key, const uint8_t *v, size_t n)
+{
+    gl_jw_arr(j, key);
+    for (size_t i = 0; v && i < n; i++)
+        gl_jw_u64(j, NULL, v[i]);
+    gl_jw_end(j);
+}
+
+/* The heaps of the program's own pools (heaps.h). */
+static int write_heaps(struct gl_json *j, struct ctx *c)
+{
+    struct gl_heaps_view hv;
+    int rc = 0;
+    gl_jw_arr(j, "heaps");
+    if (gl_heaps_view(&hv, c->r)) { /* the rest of the page stands without them */
+        gl_heaps_view_free(&hv);
+        gl_jw_end(j);
+        return 0;
+    }
+    for (size_t k = 0; k < hv.n && !rc; k++) {
+        const struct gl_heap_view *v = &hv.v[k];
+        const struct gl_heap *h = v->h;
+        char label[160];
+        gl_jw_obj(j, NULL);
+        gl_jw_str(j, "label", gl_heap_label(h, label, sizeof label));
+        gl_jw_u64(j, "size", h->size);
+        gl_jw_u64(j, "page_size", h->page_size);
+        gl_jw_i64(j, "device", h->device);
+        gl_jw_u64(j, "regions", v->nregions);
+        gl_jw_i64(j, "has_used", v->has_used);
+        gl_jw_i64(j, "unregistered", h->end_seq != 0);
+        gl_jw_u64(j, "cell_bytes", v->cell_bytes);
+        write_heap_point(j, "peak", c->r, &v->peak);
+        write_heap_point(j, "worst", c->r, &v->worst);
+        write_heap_point(j, "end", c->r, &v->end);
+        gl_jw_arr(j, "series");
+        for (size_t i = 0; i < v->nseries; i++)
+            write_heap_point(j, NULL, c->r, &v->series[i]);
+        gl_jw_end(j);
+        write_cells(j, "occ_peak", v->occ_peak, v->ncells);
+        write_cells(j, "occ_worst", v->occ_worst, v->ncells);
+        rc = write_groups(j, "peak_ledger", c, &v->peak_ledger, 0) || write_groups(j, "leaks", c, &v->leaks, 0);
+        gl_jw_end(j);
+    }
+    gl_jw_end(j);
+    gl_heaps_view_free(&hv);
+    return rc;
+}
+
 static void write_annots(struct gl_json *j, struct gl_run *r, const struct gl_annots *an)
 {
     size_t dropped = 0, sent = 0;
@@ -735,6 +804,7 @@ int gl_html_data_write(FILE *f, struct gl_run *r, const struct gl_html_opts *o)
                 rc = write_device(&j, &c, k, &dt[k], nb);
         gl_jw_end(&j);
         write_holes(&j, r);
+        rc = rc || write_heaps(&j, &c);
         write_tables(&j, &c); /* last: the sections above add rows and frames */
         gl_jw_end(&j);
     }

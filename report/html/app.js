@@ -209,7 +209,8 @@
       section('Leaks', GL.panels.leaks(proc, dev, toggleLine), 'leaks'),
       section('Growth per step', GL.panels.growth(proc, dev, toggleLine), 'growth'),
       section('Out of memory', GL.panels.ooms(proc, dev, (i) => state.timeline.select(i)), 'ooms'),
-      section('Pool holes', GL.panels.holes(proc, dev), 'holes'));
+      section('Pool holes', GL.panels.holes(proc, dev), 'holes'),
+      section('Heaps of the program\'s own pools', GL.panels.heaps(proc), 'heaps'));
     const sel = proc.p.selected;
     state.timeline.select(sel ? dev.indexOfSeq(sel.seq) : dev.peakIndex);
     document.body.dataset.readyMs = String(Math.round(performance.now()));

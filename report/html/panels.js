@@ -1,6 +1,7 @@
 /* panels.js — the tables of the HTML report: a ledger (rows of bytes,
  * count, category and the full stack, Python lines first), and the panels
- * for leaks, growth per step, out-of-memory failures and pool holes. */
+ * for leaks, growth per step, out-of-memory failures, pool holes and the
+ * heaps of the program's own pools. */
 'use strict';
 
 GL.panels = (function () {
@@ -200,5 +201,90 @@ GL.panels = (function () {
     }));
   }
 
-  return {ledgerTable, categoryBar, stack, leaks, growth, ooms, holes, catChip};
+  /* a heap's moment: [seq, t, used, free, holes, largest free, regions, region bytes, unused] */
+  function heapFigures(h, p) {
+    const page = h.page_size;
+    const amount = (b) => (page ? Math.floor(b / page) + ' page' + (Math.floor(b / page) === 1 ? '' : 's') :
+      GL.fmt.bytes(b));
+    const ratio = p[3] ? p[5] / p[3] : 1;
+    return [amount(p[2]), amount(p[3]), String(p[4]), amount(p[5]), (p[3] ? 1 - ratio : 0).toFixed(3),
+      ratio.toFixed(3), h.has_used ? (p[7] ? p[8] / p[7] : 0).toFixed(3) : '–'];
+  }
+
+  /* an occupancy map: a square per cell (a page), 64 a row, darker = more in use */
+  function occupancy(h, cells, title) {
+    const perRow = 64;
+    const px = cells.length > 2048 ? 5 : 9;
+    const rows = Math.max(1, Math.ceil(cells.length / perRow));
+    const c = el('canvas', {class: 'occ', title});
+    const dpr = window.devicePixelRatio || 1;
+    c.width = perRow * px * dpr;
+    c.height = rows * px * dpr;
+    c.style.width = perRow * px + 'px';
+    c.style.height = rows * px + 'px';
+    const x = c.getContext('2d');
+    x.setTransform(dpr, 0, 0, dpr, 0, 0);
+    cells.forEach((p, i) => {
+      x.fillStyle = p ? 'hsl(215,70%,' + (80 - Math.round((p * 45) / 100)) + '%)' : '#eee';
+      x.fillRect((i % perRow) * px, Math.floor(i / perRow) * px, px - 1, px - 1);
+    });
+    return el('figure', {class: 'occ'}, el('figcaption', null, title + ' (' + cells.length + ' cells of ' +
+      GL.fmt.bytes(h.cell_bytes) + ')'), c);
+  }
+
+  /* the series over its changes (x: the n-th point, not time: a pool's
+   * changes come in bursts) */
+  function heapChart(h) {
+    const w = 420;
+    const ht = 90;
+    const c = el('canvas', {class: 'holes'});
+    const dpr = window.devicePixelRatio || 1;
+    c.width = w * dpr;
+    c.height = ht * dpr;
+    c.style.width = w + 'px';
+    c.style.height = ht + 'px';
+    const x = c.getContext('2d');
+    x.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const X = (i) => 4 + ((w - 8) * i) / Math.max(1, h.series.length - 1);
+    const line = (k, max, color) => {
+      x.strokeStyle = color;
+      x.beginPath();
+      const Y = (v) => ht - 4 - ((ht - 8) * v) / Math.max(1, max);
+      h.series.forEach((s, i) => (i ? x.lineTo(X(i), Y(s[k])) : x.moveTo(X(i), Y(s[k]))));
+      x.stroke();
+    };
+    line(2, h.size, '#4e79a7');
+    line(5, h.size, '#59a14f');
+    line(4, Math.max(...h.series.map((s) => s[4])), '#f28e2b');
+    return c;
+  }
+
+  function heaps(proc) {
+    const span = proc.p.span_ns;
+    const list = proc.p.heaps || [];
+    if (!list.length) return el('p', {class: 'muted'}, 'no heap described by the program (NVTX memory API, gpuledger.Pool)');
+    return el('div', null, el('p', {class: 'muted'}, 'lines: bytes in use (blue), largest free run (green), holes ' +
+      '(orange, own scale). external fragmentation = 1 − largest free / free; internal fragmentation = bytes of ' +
+      'live regions not used / their bytes.'),
+    ...list.map((h) => {
+      const table = el('table', {class: 'ledger'}, el('tr', null, ...['', 'in use', 'free', 'holes', 'largest free',
+        'external fragmentation', 'largest_free_ratio', 'internal fragmentation'].map((t) => el('th', null, t))));
+      for (const [name, p] of [['peak', h.peak], ['worst', h.worst], ['end', h.end]])
+        table.appendChild(el('tr', null, el('td', null, name + ' ' + GL.fmt.time(p[1], span)),
+          ...heapFigures(h, p).map((t) => el('td', {class: 'n'}, t))));
+      const rows = (g) => g.map((x) => ({row: x[0], bytes: x[1], count: x[2]}));
+      const leaked = h.leaks.reduce((s, x) => s + x[1], 0);
+      return el('div', {class: 'heap'},
+        el('h4', null, h.label + ' — ' + GL.fmt.bytes(h.size) + (h.page_size ? ', ' + Math.floor(h.size / h.page_size) +
+          ' pages of ' + GL.fmt.bytes(h.page_size) : '') + ', ' + h.regions + ' regions handed out' +
+          (h.unregistered ? ', unregistered' : '')),
+        heapChart(h), table,
+        occupancy(h, h.occ_peak, 'occupancy at the peak'), occupancy(h, h.occ_worst, 'occupancy at the worst moment'),
+        el('h4', null, 'live at the peak, by stack'), ledgerTable(proc, rows(h.peak_ledger), h.peak[7], {}),
+        h.leaks.length ? el('h4', {class: 'warn'}, 'never given back: ' + GL.fmt.bytes(leaked)) : null,
+        h.leaks.length ? ledgerTable(proc, rows(h.leaks), leaked, {}) : null);
+    }));
+  }
+
+  return {ledgerTable, categoryBar, stack, leaks, growth, ooms, holes, heaps, catChip};
 })();

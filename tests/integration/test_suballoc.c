@@ -161,7 +161,7 @@ static void test_nvtx_heap_figures(void **state)
     assert_int_equal(r.status, 0);
     expect(r.out, ",\"heap_leaks\":[{\"heap\":");
     expect(r.out, ",\"name\":\"kv_cache\",\"leaked_regions\":2,\"leaked_bytes\":8192,\"leaks\":[{");
-    /* report: the same heaps in text and JSON */
+    /* report: the same heaps in text, JSON and HTML (one square per page, twice) */
     h_run(&r, NULL, ARGV(GL, "report", "m.db"));
     assert_int_equal(r.status, 0);
     expect(r.out, "  occupancy at the peak  |#######.#####.#.|\n");
@@ -169,6 +169,26 @@ static void test_nvtx_heap_figures(void **state)
     assert_int_equal(r.status, 0);
     expect(r.out, "],\"heaps\":[{\"id\":");
     expect(r.out, "\"pages_in_use\":13,\"pages_free\":3,\"largest_free_pages\":1}");
+    h_run(&r, NULL, ARGV(GL, "report", "--format", "html", "-o", "m.html", "m.db"));
+    assert_int_equal(r.status, 0);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/m.html", h_dir());
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char html[1 << 20];
+    size_t n = fread(html, 1, sizeof html - 1, f);
+    html[n] = 0;
+    fclose(f);
+    /* the page's data: each heap's figures as [seq, t, used, free, holes, largest free, regions, region
+     * bytes, unused bytes] and its occupancy cells */
+    expect(html, ",\"heaps\":[{\"label\":\"kv_cache\",\"size\":65536,\"page_size\":4096,\"device\":0,"
+                 "\"regions\":16,\"has_used\":1,\"unregistered\":0,\"cell_bytes\":4096,\"peak\":[");
+    expect(html, ",53248,12288,3,4096,11,53248,6656],\"worst\":[");
+    expect(html, ",40960,24576,6,4096,10,40960,3072],\"end\":[");
+    expect(html, ",8192,57344,3,49152,2,8192,3584],\"series\":[");
+    expect(html, "\"occ_peak\":[100,100,100,100,100,100,100,0,100,100,100,100,100,0,100,0],"
+                 "\"occ_worst\":[100,0,100,0,100,0,100,0,100,100,100,100,100,0,100,0],\"peak_ledger\":[[");
+    expect(html, "{\"label\":\"arena\",\"size\":10000,\"page_size\":0,");
 }
 
 static void test_nvtx_mem_without_gpuledger(void **state)
