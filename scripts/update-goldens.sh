@@ -50,6 +50,7 @@ if [ "${1:-}" = --record ]; then
   record crash misc crash
   record marks marks
   record nvtx nvtx
+  record heaps nvtx_mem
   record cupti GPULEDGER_CUPTI=1 GPULEDGER_CUPTI_ACTIVITY=1 FAKECUPTI_DROPPED=5 cupti_static
   if [ -x "$BUILD/tests/pyembed" ]; then
     record python pyembed "$SRC/tests/golden/py_golden.py"
