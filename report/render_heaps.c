@@ -15,7 +15,7 @@ static const char *amount(const struct gl_heap *h, uint64_t bytes, char *buf, si
 {
     char b[32];
     if (h->page_size)
-        snprintf(buf, sz, "%" PRIu64 " page%s", bytes / h->page_size, bytes / h->page_size == 1 ? "" : "s");
+        snprintf(buf, sz, "%" PRIu64 " page%s", bytes / h->page_size, gl_s(bytes / h->page_size));
     else
         snprintf(buf, sz, "%s", gl_fmt_bytes(bytes, b, sizeof b));
     return buf;
@@ -29,7 +29,7 @@ static void text_point(FILE *f, const struct gl_heap_view *v, const char *label,
     fprintf(f, "  %-5s %s #%" PRId64 ": %s in use in %" PRIu64 " region%s, %s free in %" PRIu64 " hole%s, largest %s;"
                " external fragmentation %.3f, largest_free_ratio %.3f",
             label, gl_fmt_rel(r, p->ts_ns, t, sizeof t), p->seq, amount(h, p->fs.used, a, sizeof a), p->regions,
-            p->regions == 1 ? "" : "s", amount(h, p->fs.free, b, sizeof b), p->fs.holes, p->fs.holes == 1 ? "" : "s",
+            gl_s(p->regions), amount(h, p->fs.free, b, sizeof b), p->fs.holes, gl_s(p->fs.holes),
             amount(h, p->fs.largest_free, c, sizeof c), p->fs.external_fragmentation, p->fs.largest_free_ratio);
     if (v->has_used)
         fprintf(f, "; internal fragmentation %.3f", p->internal_fragmentation);
@@ -42,7 +42,7 @@ static void text_groups(FILE *f, struct gl_stacks *s, const struct gl_groups *g,
     for (size_t i = 0; i < g->n && (int)i < top; i++) {
         const struct gl_group *gr = &g->v[i];
         fprintf(f, "    %10s in %" PRIu64 " %s%s\n", gl_fmt_bytes(gr->bytes, b, sizeof b), gr->count, what,
-                gr->count == 1 ? "" : "s");
+                gl_s(gr->count));
         gl_print_frame_list(f, gl_stack_get(s, gr->stack_id), "               ");
     }
     if (g->n > (size_t)top)
@@ -64,7 +64,7 @@ void gl_heaps_text(FILE *f, struct gl_heaps_view *hv, int top, int series, int w
             fprintf(f, ", %" PRIu64 " pages of %s", h->size / h->page_size, gl_fmt_bytes(h->page_size, b, sizeof b));
         if (h->in)
             fprintf(f, ", inside %s #%" PRId64 " on device %d", gl_api_name(h->in->api), h->in->seq, h->device);
-        fprintf(f, "; %" PRIu64 " region%s handed out%s\n", v[k].nregions, v[k].nregions == 1 ? "" : "s",
+        fprintf(f, "; %" PRIu64 " region%s handed out%s\n", v[k].nregions, gl_s(v[k].nregions),
                 h->end_seq ? ", unregistered" : "");
         text_point(f, &v[k], "peak", &v[k].peak, r);
         text_point(f, &v[k], "worst", &v[k].worst, r);
@@ -93,7 +93,7 @@ void gl_heaps_text(FILE *f, struct gl_heaps_view *hv, int top, int series, int w
         if (v[k].leaks.n) {
             fprintf(f, "  never given back: %s in %" PRIu64 " region%s\n",
                     gl_fmt_bytes(v[k].leaks.total_bytes, a, sizeof a), v[k].leaks.total_count,
-                    v[k].leaks.total_count == 1 ? "" : "s");
+                    gl_s(v[k].leaks.total_count));
             text_groups(f, s, &v[k].leaks, top, "region");
         }
     }
@@ -197,7 +197,7 @@ void gl_heap_leaks_text(FILE *f, struct gl_heaps_view *hv, int top)
         fputs("heap ", f);
         gl_text_str(f, gl_heap_label(v->h, name, sizeof name));
         fprintf(f, ": %s in %" PRIu64 " region%s\n", gl_fmt_bytes(v->leaks.total_bytes, a, sizeof a),
-                v->leaks.total_count, v->leaks.total_count == 1 ? "" : "s");
+                v->leaks.total_count, gl_s(v->leaks.total_count));
         text_groups(f, &hv->stacks, &v->leaks, top, "region");
     }
 }
