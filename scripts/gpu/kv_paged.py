@@ -438,9 +438,12 @@ def main():
     dt = time.perf_counter() - t0
     print("kv_paged " + json.dumps(dict(e.bm.peak or e.bm.figures(), what="peak")), flush=True)
     e.line("end")
+    kv_bytes = sum(t.numel() * t.element_size() for t in e.kv)
+    reserved = torch.cuda.max_memory_reserved() if a.device == "cuda" else 0
     print("kv_paged " + json.dumps(dict(what="summary", steps=e.step_no, seconds=round(dt, 3),
                                         ms_per_step=round(dt * 1e3 / e.step_no, 3), leak=a.leak,
-                                        gpuledger=gpuledger.pool._on, **e.stats)), flush=True)
+                                        gpuledger=gpuledger.pool._on, layers=a.layers, kv_bytes=kv_bytes,
+                                        max_reserved=reserved, **e.stats)), flush=True)
 
 
 if __name__ == "__main__":
