@@ -25,7 +25,7 @@ const char gl_usage_main[] =
     "  -V, --version   print the version, the database schema version and the\n"
     "                  CUDA and CUPTI versions gpuledger was built against\n"
     "\n"
-    "Each command takes --help. The database schema is documented in README.md.\n";
+    "Each command takes --help. The database schema is documented in docs/schema.md.\n";
 
 const char gl_usage_run[] =
     "usage: gpuledger run [options] [--] CMD [ARGS...]\n"

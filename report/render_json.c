@@ -1,4 +1,4 @@
-/* render_json.c — the JSON report (the contract in README.md), through the
+/* render_json.c — the JSON report (the contract in docs/schema.md), through the
  * one emitter (json.h). */
 #include "dossier.h"
 #include "json.h"

@@ -1,4 +1,4 @@
-/* schema.h — the versioned SQLite schema (the SQL contract in README.md). */
+/* schema.h — the versioned SQLite schema (the SQL contract in docs/schema.md). */
 #ifndef GL_SCHEMA_H
 #define GL_SCHEMA_H
 
