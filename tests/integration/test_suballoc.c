@@ -249,6 +249,47 @@ static void test_python_pool(void **state)
     assert_null(strstr(r.out, "ffi_call"));
 }
 
+/* tests/progs/py_pool2.py: the pool is a 16 KiB "tensor" without pages;
+ * regions [0,1000) grown to 3000 and [4096,6144) (used 100, named "req 7")
+ * end with the reset; [8192,8704) ends when the with-block closes the
+ * pool; the call after close records nothing. */
+static void test_python_pool_rest(void **state)
+{
+    (void)state;
+    if (strcmp(getenv("GL_HAVE_PYEMBED") ? getenv("GL_HAVE_PYEMBED") : "0", "1") != 0)
+        fail_msg("pyembed was not built: install python3-dev (pkg-config python3-embed) and reconfigure");
+    char pypath[1100];
+    snprintf(pypath, sizeof pypath, "PYTHONPATH=%s", source("python"));
+    const char *script = source("tests/progs/py_pool2.py");
+    const char *no_size = "py_pool2: TypeError: gpuledger.Pool(address, size): the size of a pool given by its"
+                          " address is needed\n";
+    h_run(&r, ENV(pypath), ARGV(PROG("pyembed"), script));
+    assert_int_equal(r.status, 0);
+    expect(r.out, ", 16384, name='arena', page_size=0)\n");
+    expect(r.out, no_size);
+    h_run(&r, ENV(pypath), ARGV(GL, "run", "-q", "-o", "p2.db", PROG("pyembed"), script));
+    assert_int_equal(r.status, 0);
+    expect(r.out, no_size);
+    sqlite3 *db = h_open("p2.db");
+    assert_string_equal(h_text(db, "SELECT name || ':' || size || ':' || coalesce(page_size, 0) || ':' ||"
+                                   " (unregister_ns IS NOT NULL) FROM heaps"),
+                        "arena:16384:0:1");
+    assert_string_equal(h_text(db, "SELECT group_concat(offset || ':' || initial_size || '->' || size || ':' ||"
+                                   " coalesce(used, '-') || ':' || coalesce(name, '-') || ':' || free_api, ' ')"
+                                   " FROM (SELECT * FROM regions ORDER BY id)"),
+                        "0:1000->3000:-:-:gpuledger_heap_reset 4096:2048->2048:100:req 7:gpuledger_heap_reset"
+                        " 8192:512->512:-:-:gpuledger_heap_unregister");
+    /* each call's own Python line */
+    assert_int_equal(h_int(db, "SELECT count(DISTINCT f.line) FROM regions g JOIN stack_frames f ON f.stack_id ="
+                               " g.stack_id WHERE f.file LIKE '%py_pool2.py'"),
+                     3);
+    sqlite3_close(db);
+    /* the heap was closed: nothing of it leaks */
+    h_run(&r, NULL, ARGV(GL, "leaks", "p2.db"));
+    assert_int_equal(r.status, 0);
+    assert_null(strstr(r.out, "never given back"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -256,6 +297,7 @@ int main(void)
         cmocka_unit_test_teardown(test_nvtx_heap_figures, teardown),
         cmocka_unit_test_teardown(test_nvtx_mem_without_gpuledger, teardown),
         cmocka_unit_test_teardown(test_python_pool, teardown),
+        cmocka_unit_test_teardown(test_python_pool_rest, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
