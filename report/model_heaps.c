@@ -36,20 +36,6 @@ static const struct gl_alloc *holder(const struct gl_run *r, uint64_t base, uint
     return NULL;
 }
 
-/* The row of r->allocs with this seq (allocs are in seq order). */
-static const struct gl_alloc *alloc_row(const struct gl_run *r, int64_t seq)
-{
-    size_t lo = 0, hi = r->nallocs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r->allocs[mid].seq < seq)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < r->nallocs && r->allocs[lo].seq == seq ? &r->allocs[lo] : NULL;
-}
-
 static int add_ev(struct gl_heaps *h, size_t *cap, int64_t seq, int64_t ts, uint64_t region, int what,
                   uint64_t value, int by_heap_end)
 {
@@ -139,7 +125,7 @@ int gl_heaps_load(struct gl_run *r, struct gl_heaps *h, char *err, size_t errsz)
             x->used = aux_null ? -1 : (int64_t)aux;
             x->stack_id = sqlite3_column_int64(st, 7);
             x->heap = gl_u64map_get(&heap_of, ref, &i) ? (uint32_t)i : UINT32_MAX;
-            x->row = alloc_row(r, seq);
+            x->row = gl_run_alloc_by_seq(r, seq);
             if (x->heap == UINT32_MAX)
                 h->outside++;
             bad |= gl_u64map_put(&region_of, (uint64_t)seq, h->nregions);

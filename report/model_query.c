@@ -88,3 +88,16 @@ uint64_t gl_run_pool_reserved(struct gl_run *r, uint64_t pool, int device)
     sqlite3_finalize(st);
     return v;
 }
+
+const struct gl_alloc *gl_run_alloc_by_seq(const struct gl_run *r, int64_t seq)
+{
+    size_t lo = 0, hi = r->nallocs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->allocs[mid].seq < seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < r->nallocs && r->allocs[lo].seq == seq ? &r->allocs[lo] : NULL;
+}

@@ -63,8 +63,9 @@ def check(cond, what):
     return cond
 
 
-def run(*argv, binary=False):
-    r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def run(*argv, binary=False, env=None):
+    r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       env=dict(os.environ, **env) if env else None)
     if r.returncode:
         raise RuntimeError("%s: exit %d: %s" % (" ".join(argv), r.returncode, r.stderr.decode()))
     return r.stdout if binary else r.stdout.decode()
@@ -81,9 +82,24 @@ def check_frames(frames, where):
                  "%s: frames are {filename, line, name}" % where)
 
 
+def merged(segs, expandable):
+    """Live segments as intervals, mapped ranges that touch merged (an
+    expandable segment grows by the pages it maps)."""
+    out = []
+    for addr in sorted(segs):
+        size = segs[addr]
+        if out and addr in expandable and out[-1][2] and out[-1][0] + out[-1][1] == addr:
+            out[-1][1] += size
+        else:
+            out.append([addr, size, addr in expandable])
+    return out
+
+
 def replay(trace, name, device):
-    """Replay one device's trace as the viewer does; return (segments, blocks, peak allocated)."""
-    segs, blocks, live, peak = {}, {}, 0, 0
+    """Replay one device's trace as the viewer does; return (segments,
+    expandable segment addresses, live blocks, peak of allocated bytes,
+    peak of segment bytes)."""
+    segs, expandable, blocks, requested, live, peak, seg_live, seg_peak = {}, set(), {}, set(), 0, 0, 0, 0
     for k, e in enumerate(trace):
         a = e["action"]
         where = "%s device %d entry %d (%s)" % (name, device, k, a)
@@ -96,26 +112,54 @@ def replay(trace, name, device):
         if a in ("segment_alloc", "segment_map"):
             check(addr not in segs, where + ": segment already live")
             segs[addr] = size
+            if a == "segment_map":
+                expandable.add(addr)
+            seg_live += size
+            seg_peak = max(seg_peak, seg_live)
         elif a in ("segment_free", "segment_unmap"):
             check(segs.get(addr) == size, where + ": not a live segment of that size")
             check(not any(addr <= b < addr + size for b in blocks), where + ": blocks still live inside")
             segs.pop(addr, None)
+            expandable.discard(addr)
+            seg_live -= size
         elif a == "alloc":
             check(addr not in blocks, where + ": block already live")
-            check(any(s <= addr and addr + size <= s + n for s, n in segs.items()), where + ": block outside segments")
+            check(any(s <= addr and addr + size <= s + n for s, n, _ in merged(segs, expandable)),
+                  where + ": block outside segments")
             blocks[addr] = size
             live += size
             peak = max(peak, live)
         elif a == "free_requested":
-            check(blocks.get(addr) == size, where + ": not a live block of that size")
+            check(blocks.get(addr) == size and addr not in requested, where + ": not a live block of that size")
+            requested.add(addr)
         elif a == "free_completed":
-            check(k > 0 and trace[k - 1]["action"] == "free_requested" and trace[k - 1]["addr"] == addr,
-                  where + ": follows its free_requested")
+            check(addr in requested, where + ": follows its free_requested")
+            requested.discard(addr)
             if check(blocks.get(addr) == size, where + ": not a live block"):
                 live -= blocks.pop(addr)
         else:
             check(False, where + ": unknown action")
-    return segs, blocks, peak
+    return segs, expandable, blocks, peak, seg_peak
+
+
+def torch_blocks(db):
+    """What the database says of PyTorch's blocks (--torch blocks): the
+    allocator's own figures per device (block_stats), and the blocks live at
+    the end (held by a tensor, or let go of and not yet reusable)."""
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    if not con.execute("SELECT count(*) FROM sqlite_master WHERE name = 'tensor_blocks'").fetchone()[0] or \
+            not con.execute("SELECT count(*) FROM tensor_blocks").fetchone()[0]:
+        con.close()
+        return None
+    stats = {d: (req, res) for d, req, res in con.execute(
+        "SELECT device, requested_peak, reserved_peak FROM block_stats")}
+    end = sorted((d, a, size, req, "active_allocated" if free is None else "active_pending_free")
+                 for d, a, size, req, free in con.execute(
+                     "SELECT device, addr, size, requested, free_ns FROM tensor_blocks "
+                     "WHERE free_ns IS NULL OR released_ns IS NULL"))
+    nblocks = con.execute("SELECT count(*) FROM tensor_blocks").fetchone()[0]
+    con.close()
+    return stats, end, nblocks
 
 
 def check_memviz(db, name, work):
@@ -129,6 +173,13 @@ def check_memviz(db, name, work):
     check(set(snap) == {"segments", "device_traces", "allocator_settings"}, "%s: top-level keys %s" % (name, set(snap)))
     rep = report(db)
     peaks = {d["device"]: d["peak"]["bytes"] for d in rep["devices"]}
+    torch = torch_blocks(db)
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    has_sub = con.execute("SELECT count(*) FROM event_log e JOIN kind_names k ON k.id = e.kind "
+                          "WHERE k.layer = 'sub'").fetchone()[0] if "layer" in [
+        r[1] for r in con.execute("PRAGMA table_info(kind_names)")] else 0
+    con.close()
+    end_blocks = []
     for seg in snap["segments"]:
         where = "%s segment %#x" % (name, seg["address"])
         check(set(seg) == SEGMENT_KEYS, where + ": fields %s" % sorted(seg))
@@ -138,16 +189,41 @@ def check_memviz(db, name, work):
         at = seg["address"]
         for b in seg["blocks"]:
             check(set(b) == BLOCK_KEYS and b["address"] == at, where + ": blocks tile the segment")
-            check(b["state"] in ("active_allocated", "inactive"), where + ": block state")
+            check(b["state"] in ("active_allocated", "active_pending_free", "inactive"), where + ": block state")
+            check(b["requested_size"] <= b["size"], where + ": a block holds what was asked")
             at += b["size"]
+            if b["state"] != "inactive":
+                end_blocks.append((seg["device"], b["address"], b["size"], b["requested_size"], b["state"]))
         check(at == seg["address"] + seg["total_size"], where + ": blocks cover the segment")
+        held = [b for b in seg["blocks"] if b["state"] == "active_allocated"]
+        check(seg["allocated_size"] == sum(b["size"] for b in held) and
+              seg["requested_size"] == sum(b["requested_size"] for b in held) and
+              seg["active_size"] == sum(b["size"] for b in seg["blocks"] if b["state"] != "inactive"),
+              where + ": allocated, requested and active sizes are its blocks'")
     for device, trace in enumerate(snap["device_traces"]):
-        segs, blocks, peak = replay(trace, name, device)
-        end = {s["address"]: s["total_size"] for s in snap["segments"] if s["device"] == device}
-        check(segs == end, "%s device %d: the trace ends in the snapshot's segments" % (name, device))
-        if device in peaks:
+        segs, expandable, blocks, peak, seg_peak = replay(trace, name, device)
+        end = sorted((s["address"], s["total_size"]) for s in snap["segments"] if s["device"] == device)
+        check([(a, n) for a, n, _ in merged(segs, expandable)] == end,
+              "%s device %d: the trace ends in the snapshot's segments" % (name, device))
+        if torch:
+            # blocks: the allocator's own peaks (requested bytes, as PyTorch's
+            # trace counts them; its segments), the device peak the report states
+            req, res = torch[0].get(device, (None, None))
+            check(peak == req and seg_peak == res == peaks.get(device),
+                  "%s device %d: trace peaks %d (blocks) %d (segments), allocator's %s %s, report %s" % (
+                      name, device, peak, seg_peak, req, res, peaks.get(device)))
+        elif has_sub and device in peaks:
+            # regions inside a program's heaps: the heaps' CUDA memory is the segment
+            check(seg_peak == peaks[device], "%s device %d: segments' trace peak %d, report peak %d" % (
+                name, device, seg_peak, peaks[device]))
+        elif device in peaks:
             check(peak == peaks[device], "%s device %d: trace peak %d, report peak %d" % (name, device, peak,
                                                                                       peaks[device]))
+    if torch:
+        allocs = sum(e["action"] == "alloc" for t in snap["device_traces"] for e in t)
+        check(allocs == torch[2], "%s: an alloc entry per block (%d), tensor_blocks has %d" % (name, allocs, torch[2]))
+        check(sorted(end_blocks) == torch[1], "%s: the blocks at the end are tensor_blocks' live ones: %s, want %s" % (
+            name, sorted(end_blocks)[:3], torch[1][:3]))
     ooms = sum(len(d["oom"]) for d in rep["devices"])
     check(sum(e["action"] == "oom" for t in snap["device_traces"] for e in t) == ooms, "%s: one oom entry per OOM" % name)
     # --max-entries: the last entries of each device, as PyTorch's ring buffer keeps them
@@ -157,8 +233,9 @@ def check_memviz(db, name, work):
     for full, part in zip(snap["device_traces"], short["device_traces"]):
         check(len(part) <= min(len(full), 7 + 2) and (not part or full[-len(part):] == part),
               "%s: --max-entries 7 keeps the last entries (%d of %d)" % (name, len(part), len(full)))
-    print("%s: memory_viz %d bytes, %d segments live at the end, %s trace entries" % (
-        name, len(raw), len(snap["segments"]), [len(t) for t in snap["device_traces"]]))
+    print("%s: memory_viz %d bytes, %d segments live at the end, %s trace entries%s" % (
+        name, len(raw), len(snap["segments"]), [len(t) for t in snap["device_traces"]],
+        ", %d blocks live at the end as tensor_blocks has them" % len(torch[1]) if torch else ""))
 
 
 def annotations(db):
@@ -230,12 +307,23 @@ def main():
     jsonschema.Draft7Validator.check_schema(speed_schema)
     prog = lambda p: os.path.join(BUILD, "tests", p)  # noqa: E731
     runs = {"demo": [prog("demo")], "marks": [prog("marks")], "nvtx": [prog("nvtx")],
-            "vmm": [prog("procaddr")], "managed": [prog("misc"), "managed"], "devices": [prog("misc"), "devices"], "pool": [prog("misc"), "pool"]}
+            "vmm": [prog("procaddr")], "managed": [prog("misc"), "managed"], "devices": [prog("misc"), "devices"], "pool": [prog("misc"), "pool"],
+            "heaps": [prog("nvtx_mem")]}
+    # PyTorch's caching allocator without torch (tests/progs/torchalloc):
+    # blocks inside segments, a free completed later on another thread,
+    # expandable segments, blocks there before gpuledger attached, OOMs
+    small = {"FAKECUDA_MEM_BYTES": "67108864"}
+    for what, env in (("basic", None), ("expandable", None), ("late", None), ("frag", small)):
+        runs["torch-" + what] = ([prog("torchalloc"), what], env)
     with tempfile.TemporaryDirectory(prefix="gl-exports-") as work:
         seen_marks = seen_ranges = 0
         for name, argv in runs.items():
             db = os.path.join(work, name + ".db")
-            run(GL, "run", "-q", "-o", db, "--", *argv)
+            if name.startswith("torch-"):
+                argv, env = argv
+                run(GL, "run", "-q", "--torch", "blocks", "-o", db, "--", *argv, env=env)
+            else:
+                run(GL, "run", "-q", "-o", db, "--", *argv)
             check_memviz(db, name, work)
             m, r = check_perfetto(db, name, trace_schema)
             seen_marks += m
