@@ -4,11 +4,11 @@
 #
 # torch_train.py (20 steps, marks) runs under gpuledger five ways: the
 # cudaMallocAsync backend (--torch tensors: every tensor an allocation), the
-# default caching allocator (segments), expandable segments (VMM), and the
-# last two again with --torch blocks (the tensor ledger: every block of the
+# default caching allocator (--torch segments), expandable segments (VMM),
+# and the last two again with --torch blocks (the tensor ledger: every block of the
 # caching allocator inside its segments, as PyTorch's own snapshot has them).
 # Each database is exported as a memory_viz pickle and given to
-#   $PY -m torch.cuda._memory_viz trace_plot | segment_plot | stats | trace
+#   python3 -m torch.cuda._memory_viz trace_plot | segment_plot | stats | trace
 # (each must exit 0), and summarised by scripts/gpu/memviz_check.py beside
 # PyTorch's own counters and, where PyTorch can record history (not under the
 # async backend), beside PyTorch's own snapshot of the same run; for the
@@ -44,7 +44,8 @@ for mode in $MODES; do
   opts=() conf=""
   case $mode in
     tensors) opts=(--torch tensors) ;;
-    expandable) conf="expandable_segments:True" ;;
+    segments) opts=(--torch segments) ;;
+    expandable) opts=(--torch segments) conf="expandable_segments:True" ;;
     blocks) opts=(--torch blocks) ;;
     blocks-expandable) opts=(--torch blocks) conf="expandable_segments:True" ;;
   esac
