@@ -39,7 +39,8 @@ static struct gl_group *group_add(struct grouper *gr, const struct gl_alloc *a)
 {
     uint64_t pos;
     struct gl_groups *g = gr->g;
-    uint64_t key = (uint64_t)a->stack_id;
+    /* one group per stack and category by identity or lifetime */
+    uint64_t key = (uint64_t)a->stack_id << 8 | a->cat;
     if (!gl_u64map_get(&gr->idx, key, &pos)) {
         if (g->n == gr->cap) {
             gr->cap = gr->cap ? gr->cap * 2 : 64;
@@ -57,6 +58,7 @@ static struct gl_group *group_add(struct grouper *gr, const struct gl_alloc *a)
     }
     struct gl_group *grp = &g->v[pos];
     grp->bytes += a->size;
+    grp->requested += a->requested;
     grp->count++;
     if (a->alloc_ns < grp->first_ns)
         grp->first_ns = a->alloc_ns;
@@ -79,18 +81,153 @@ static int dev_match(int want, int dev)
     return want == -2 || want == dev;
 }
 
+const char *gl_row_text(const char *what)
+{
+    if (what && !strcmp(what, GL_ROW_PENDING))
+        return "[freed tensors waiting for their streams (record_stream)]";
+    return "[free blocks cached in the caching allocator's segments]";
+}
+
+/* A row no stack made (the allocator's cache), if it holds anything. */
+static void add_row(struct grouper *gr, const char *what, uint64_t bytes, uint64_t count)
+{
+    struct gl_groups *g = gr->g;
+    if (!bytes)
+        return;
+    if (g->n == gr->cap) {
+        gr->cap = gr->cap ? gr->cap * 2 : 64;
+        struct gl_group *nv = realloc(g->v, gr->cap * sizeof *nv);
+        if (!nv)
+            return;
+        g->v = nv;
+    }
+    struct gl_group *grp = &g->v[g->n++];
+    memset(grp, 0, sizeof *grp);
+    grp->bytes = grp->requested = bytes;
+    grp->count = count;
+    grp->category = "allocator_cache";
+    grp->what = what;
+    g->total_bytes += bytes;
+    g->total_count += count;
+}
+
+/* Is a device of the selection one with PyTorch's caching allocator? */
+static int any_blocks(const struct gl_run *r, int device)
+{
+    for (int k = 0; k < r->ndevs; k++)
+        if (r->devs[k].blocks && dev_match(device, r->devs[k].device))
+            return 1;
+    return 0;
+}
+
+/* Counts what an allocation adds to a layered ledger (gl_groups.layered)
+ * besides its group. */
+static void layer_add(struct gl_groups *g, const struct gl_alloc *a)
+{
+    if (a->kind == GL_KIND_BLOCK) {
+        g->tensors += a->size;
+        g->tensors_requested += a->requested;
+        g->tensor_count++;
+    } else {
+        g->outside += a->size;
+    }
+}
+
+/* The allocator's segments beyond their tensors: freed tensors not yet
+ * reusable, and free blocks (its cache), as rows. */
+static void layer_rows(struct grouper *gr, uint64_t allocator)
+{
+    struct gl_groups *g = gr->g;
+    g->layered = 1;
+    g->cached = allocator > g->tensors + g->pending ? allocator - g->tensors - g->pending : 0;
+    add_row(gr, GL_ROW_PENDING, g->pending, 0);
+    add_row(gr, GL_ROW_CACHED, g->cached, g->segments);
+}
+
+/* A block freed (its tensor let go of it) but not yet reusable at seq. */
+static int pending_at(const struct gl_alloc *a, int64_t seq)
+{
+    return a->kind == GL_KIND_BLOCK && a->free_seq && a->free_seq <= seq && a->done_seq > seq;
+}
+
 int gl_ledger_at(struct gl_run *r, int device, int64_t seq, struct gl_groups *out)
 {
     memset(out, 0, sizeof *out);
     struct grouper gr = {.g = out};
     gl_u64map_init(&gr.idx);
+    uint64_t allocator = 0;
     for (size_t i = 0; i < r->nallocs && r->allocs[i].seq <= seq; i++) {
         const struct gl_alloc *a = &r->allocs[i];
-        if (gl_kind_counts_on_device(a->kind) && dev_match(device, a->device) && gl_live_at(a, seq))
+        if (!dev_match(device, a->device))
+            continue;
+        if (gl_is_item(a) && gl_live_at(a, seq)) {
             group_add(&gr, a);
+            layer_add(out, a);
+        } else if ((a->flags & GL_AF_ALLOCATOR) && gl_live_at(a, seq)) {
+            allocator += a->size;
+            out->segments++;
+        } else if (pending_at(a, seq)) {
+            out->pending += a->size;
+        }
     }
+    if (any_blocks(r, device))
+        layer_rows(&gr, allocator);
     group_done(&gr);
     return 0;
+}
+
+void gl_groups_keep_tensors(struct gl_groups *g)
+{
+    size_t k = 0;
+    g->total_bytes = g->total_count = 0;
+    g->tensors_only = 1;
+    for (size_t i = 0; i < g->n; i++)
+        if (g->v[i].sample && g->v[i].sample->kind == GL_KIND_BLOCK) {
+            g->total_bytes += g->v[i].bytes;
+            g->total_count += g->v[i].count;
+            g->v[k++] = g->v[i];
+        } else {
+            free(g->v[i].steps);
+        }
+    g->n = k;
+}
+
+int gl_fail_absorbed(const struct gl_run *r, size_t k)
+{
+    const struct gl_fail *f = &r->fails[k];
+    const struct gl_fail *next = NULL;
+    if (f->api == GL_API_torch_allocator || !any_blocks(r, f->device))
+        return 0;
+    for (size_t i = k + 1; i < r->nfails && !next; i++)
+        if (r->fails[i].device == f->device && r->fails[i].api == GL_API_torch_allocator)
+            next = &r->fails[i];
+    if (!next)
+        return 0;
+    /* no tensor handed out on the device in between: the same request */
+    size_t lo = 0, hi = r->nallocs;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (r->allocs[mid].seq <= f->seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < r->nallocs && r->allocs[i].seq < next->seq; i++)
+        if (r->allocs[i].kind == GL_KIND_BLOCK && r->allocs[i].device == f->device)
+            return 0;
+    return 1;
+}
+
+/* Leave out groups smaller than min. */
+static void drop_small(struct gl_groups *g, uint64_t min)
+{
+    size_t k = 0;
+    if (!min)
+        return;
+    for (size_t i = 0; i < g->n; i++)
+        if (g->v[i].bytes >= min)
+            g->v[k++] = g->v[i];
+    g->n = k;
 }
 
 int gl_leaks(struct gl_run *r, int device, const struct gl_leak_opts *o, struct gl_groups *out)
@@ -99,44 +236,56 @@ int gl_leaks(struct gl_run *r, int device, const struct gl_leak_opts *o, struct 
     struct grouper gr = {.g = out};
     gl_u64map_init(&gr.idx);
     int64_t end = r->has_end ? r->end_ns : r->last_ns;
+    uint64_t allocator = 0;
     for (size_t i = 0; i < r->nallocs; i++) {
         const struct gl_alloc *a = &r->allocs[i];
-        if (!(gl_kind_counts_on_device(a->kind) || (o->include_host && gl_kind_layer(a->kind) == GL_LAYER_HOST)) || !dev_match(device, a->device))
+        if (!dev_match(device, a->device))
+            continue;
+        if ((a->flags & GL_AF_ALLOCATOR) && !a->free_seq) { /* the allocator's memory at the end */
+            allocator += a->size;
+            out->segments++;
+            continue;
+        }
+        if (pending_at(a, INT64_MAX - 1)) {
+            out->pending += a->size;
+            continue;
+        }
+        if (!(gl_is_item(a) || (o->include_host && gl_kind_layer(a->kind) == GL_LAYER_HOST)))
             continue;
         int unfreed = a->free_seq == 0;
         int long_lived = o->lifetime_ns > 0 && (a->free_seq ? a->free_ns : end) - a->alloc_ns >= o->lifetime_ns;
-        if (unfreed || long_lived)
+        if (unfreed || long_lived) {
             group_add(&gr, a);
+            if (unfreed && gl_is_item(a))
+                layer_add(out, a);
+        }
     }
+    if (any_blocks(r, device))
+        layer_rows(&gr, allocator);
     group_done(&gr);
-    if (o->min_bytes) {
-        size_t k = 0;
-        for (size_t i = 0; i < out->n; i++)
-            if (out->v[i].bytes >= o->min_bytes)
-                out->v[k++] = out->v[i];
-        out->n = k;
-    }
+    drop_small(out, o->min_bytes);
     return 0;
 }
 
-/* Step boundaries (event seqs): the program's marks (gpuledger_mark) when
- * it made at least two; otherwise `nsteps` slices holding equal numbers of
- * allocations (a run's start-up, often long and quiet, then does not eat
- * the slices); each boundary is the event just before the next slice's
- * first allocation, so the frees of a slice belong to it. */
+/* Step boundaries (event seqs): where the run's steps end (gl_run.steps:
+ * the optimizer's marks, else the program's); otherwise `nsteps` slices
+ * holding equal numbers of allocations (a run's start-up, often long and
+ * quiet, then does not eat the slices); each boundary is the event just
+ * before the next slice's first allocation, so the frees of a slice belong
+ * to it. */
 static size_t step_bounds(struct gl_run *r, int nsteps, int64_t **out)
 {
-    if (r->nmarks >= 2) { /* the program said where its steps end */
-        int64_t *b = malloc(r->nmarks * sizeof *b);
+    if (r->nsteps >= 2) {
+        int64_t *b = malloc(r->nsteps * sizeof *b);
         if (!b)
             return 0;
-        memcpy(b, r->marks, r->nmarks * sizeof *b);
+        memcpy(b, r->steps, r->nsteps * sizeof *b);
         *out = b;
-        return r->nmarks;
+        return r->nsteps;
     }
     size_t n = 0;
     for (size_t i = 0; i < r->nallocs; i++)
-        n += gl_kind_counts_on_device(r->allocs[i].kind) != 0;
+        n += gl_is_item(&r->allocs[i]);
     if (n < (size_t)nsteps)
         return 0;
     int64_t *b = calloc((size_t)nsteps, sizeof *b);
@@ -145,7 +294,7 @@ static size_t step_bounds(struct gl_run *r, int nsteps, int64_t **out)
     size_t k = 0, seen = 0;
     int64_t last = 0;
     for (size_t i = 0; i < r->nallocs; i++) {
-        if (!gl_kind_counts_on_device(r->allocs[i].kind))
+        if (!gl_is_item(&r->allocs[i]))
             continue;
         if (k + 1 < (size_t)nsteps && seen == (k + 1) * n / (size_t)nsteps)
             b[k++] = r->allocs[i].seq - 1;
@@ -159,7 +308,8 @@ static size_t step_bounds(struct gl_run *r, int nsteps, int64_t **out)
     return k;
 }
 
-int gl_growth(struct gl_run *r, int device, int nsteps, uint64_t min_bytes, struct gl_groups *out)
+int gl_growth(struct gl_run *r, int device, int nsteps, uint64_t min_bytes, struct gl_stacks *st,
+              struct gl_groups *out)
 {
     memset(out, 0, sizeof *out);
     if (nsteps < 2)
@@ -173,7 +323,7 @@ int gl_growth(struct gl_run *r, int device, int nsteps, uint64_t min_bytes, stru
     /* group every allocation by stack; steps[] = live bytes at each bound */
     for (size_t i = 0; i < r->nallocs; i++) {
         const struct gl_alloc *a = &r->allocs[i];
-        if (!gl_kind_counts_on_device(a->kind) || !dev_match(device, a->device))
+        if (!gl_is_item(a) || !dev_match(device, a->device))
             continue;
         struct gl_group *g = group_add(&gr, a);
         if (!g)
@@ -185,6 +335,9 @@ int gl_growth(struct gl_run *r, int device, int nsteps, uint64_t min_bytes, stru
                 g->steps[s] += a->size;
     }
     gl_u64map_free(&gr.idx);
+    out->nsteps = nb;
+    if (st) /* one chain made at one line, whatever its native frames */
+        gl_groups_merge_chains(out, st);
     size_t k = 0;
     for (size_t i = 0; i < out->n; i++) {
         struct gl_group *g = &out->v[i];
@@ -219,7 +372,13 @@ void gl_groups_merge_chains(struct gl_groups *g, struct gl_stacks *s)
     size_t k = 0;
     for (size_t i = 0; sigs && i < g->n; i++) {
         char sig[4096];
-        gl_stack_signature(gl_stack_get(s, g->v[i].stack_id), sig, sizeof sig);
+        const struct gl_group *gi = &g->v[i];
+        size_t at = 0;
+        if (gi->what) /* a row no stack made stays its own */
+            at = (size_t)snprintf(sig, sizeof sig, "\x1f%s\x1f", gi->what);
+        else if (gi->sample && gi->sample->cat) /* one chain per category by identity or lifetime */
+            at = (size_t)snprintf(sig, sizeof sig, "\x1f%d\x1f", gi->sample->cat);
+        gl_stack_signature(gl_stack_get(s, gi->stack_id), sig + at, sizeof sig - at);
         uint64_t h = 1469598103934665603ULL, pos;
         for (const char *p = sig; *p; p++)
             h = (h ^ (unsigned char)*p) * 1099511628211ULL;
@@ -228,10 +387,13 @@ void gl_groups_merge_chains(struct gl_groups *g, struct gl_stacks *s)
         if (gl_u64map_get(&idx, h, &pos)) {
             struct gl_group *t = &g->v[pos], *from = &g->v[i];
             t->bytes += from->bytes;
+            t->requested += from->requested;
             t->count += from->count;
             t->first_ns = from->first_ns < t->first_ns ? from->first_ns : t->first_ns;
             t->last_ns = from->last_ns > t->last_ns ? from->last_ns : t->last_ns;
-            free(from->steps); /* growth groups are not merged: steps are per stack */
+            for (size_t s = 0; t->steps && from->steps && s < g->nsteps; s++)
+                t->steps[s] += from->steps[s];
+            free(from->steps);
             continue;
         }
         sigs[k] = strdup(sig);
@@ -253,7 +415,18 @@ void gl_groups_merge_chains(struct gl_groups *g, struct gl_stacks *s)
 void gl_groups_categorize(struct gl_groups *g, const struct gl_rules *rules, struct gl_stacks *s)
 {
     for (size_t i = 0; i < g->n; i++)
-        g->v[i].category = gl_categorize(rules, s, g->v[i].sample);
+        if (g->v[i].sample)
+            g->v[i].category = gl_categorize(rules, s, g->v[i].sample);
+}
+
+int gl_group_is_tagged(const struct gl_group *g)
+{
+    return g->sample && (g->sample->flags & GL_AF_TAGGED);
+}
+
+int gl_group_is_held(const struct gl_group *g)
+{
+    return gl_is_cached_category(g->category) || gl_group_is_tagged(g);
 }
 
 size_t gl_category_totals(const struct gl_groups *g, struct gl_cat_total *out, size_t max)
@@ -268,10 +441,11 @@ size_t gl_category_totals(const struct gl_groups *g, struct gl_cat_total *out, s
         if (k == n) {
             if (n == max)
                 continue;
-            out[n++] = (struct gl_cat_total){c, 0, 0};
+            out[n++] = (struct gl_cat_total){c, 0, 0, 0};
         }
         out[k].bytes += g->v[i].bytes;
         out[k].count += g->v[i].count;
+        out[k].requested += g->v[i].requested;
     }
     for (size_t i = 1; i < n; i++) /* insertion sort, biggest first */
         for (size_t j = i; j > 0 && out[j].bytes > out[j - 1].bytes; j--) {

@@ -12,14 +12,31 @@ struct gl_group {
     uint64_t bytes, count;
     int64_t first_ns, last_ns;
     const char *category;
-    const struct gl_alloc *sample; /* one allocation of the group */
+    const struct gl_alloc *sample; /* one allocation of the group (NULL: a row of the allocator's cache) */
     uint64_t *steps;               /* growth analysis: live bytes per step */
+    uint64_t requested;            /* bytes asked (tensors: less than their blocks' bytes) */
+    const char *what;              /* a row that is no stack's: what it is (GL_ROW_*) */
 };
+
+/* Rows of a ledger that no stack made: the caching allocator's segments
+ * beside its tensors. */
+#define GL_ROW_CACHED "cached_free"  /* free blocks inside its segments */
+#define GL_ROW_PENDING "pending"     /* freed tensors waiting for their streams (record_stream) */
+/* What such a row is, in words: "[free blocks cached in ...]" */
+const char *gl_row_text(const char *what);
 
 struct gl_groups {
     struct gl_group *v;
     size_t n;
     uint64_t total_bytes, total_count;
+    size_t nsteps;               /* growth analysis: entries of each group's steps[] */
+    /* on a device with PyTorch's caching allocator (gl_device.blocks):
+     * the ledger's total as its layers */
+    int layered;
+    int tensors_only;                                  /* gl_groups_keep_tensors: the rest left out */
+    uint64_t tensors, tensors_requested, tensor_count; /* live tensors (block bytes) */
+    uint64_t cached, pending, segments;                /* the rest of its segments; how many segments */
+    uint64_t outside;                                  /* CUDA memory outside the allocator */
 };
 
 void gl_groups_free(struct gl_groups *g);
@@ -27,6 +44,14 @@ void gl_groups_free(struct gl_groups *g);
 /* Live allocations of `device` (-2: every device) right after event `seq`,
  * counted kinds only, grouped by stack, biggest first. */
 int gl_ledger_at(struct gl_run *r, int device, int64_t seq, struct gl_groups *out);
+
+/* Keep the tensors of a ledger (PyTorch blocks) and nothing else. */
+void gl_groups_keep_tensors(struct gl_groups *g);
+
+/* A failed CUDA allocation that PyTorch's caching allocator made for a
+ * segment just before its own out-of-memory (fails[k]): reported with
+ * that one. */
+int gl_fail_absorbed(const struct gl_run *r, size_t k);
 
 struct gl_leak_opts {
     uint64_t min_bytes;     /* chains smaller than this are left out */
@@ -37,24 +62,36 @@ struct gl_leak_opts {
 /* Allocations never freed (or, with lifetime, long-lived), by stack. */
 int gl_leaks(struct gl_run *r, int device, const struct gl_leak_opts *o, struct gl_groups *out);
 
-/* Stacks whose live bytes grow from step to step. Steps are `nsteps`
- * slices of the run holding equal numbers of allocations. A stack is
- * reported when its live bytes at the end of each step never go down and
- * rise in at least half of the steps, by at least min_bytes in total. */
-int gl_growth(struct gl_run *r, int device, int nsteps, uint64_t min_bytes, struct gl_groups *out);
+/* Stacks whose live bytes grow from step to step. Steps end at the run's
+ * step marks (gl_run.steps), else they are `nsteps` slices of the run
+ * holding equal numbers of allocations. A stack (with s: a chain of frame
+ * names, gl_groups_merge_chains) is reported when its live bytes at the
+ * end of each step never go down and rise in at least half of the steps,
+ * by at least min_bytes in total. */
+int gl_growth(struct gl_run *r, int device, int nsteps, uint64_t min_bytes, struct gl_stacks *s,
+              struct gl_groups *out);
 
 /* Merge groups whose stacks have the same chain of frame names (one
  * leak chain for a loop the compiler unrolled, or a function called from
  * two lines of the same caller-less frame); re-sorts biggest first. */
 void gl_groups_merge_chains(struct gl_groups *g, struct gl_stacks *s);
 
-/* Categories: fill g->category for every group. */
+/* Categories: fill g->category for every group (identity and lifetime
+ * first, then the rules; the allocator's rows keep theirs). */
 void gl_groups_categorize(struct gl_groups *g, const struct gl_rules *rules, struct gl_stacks *s);
+
+/* Held at exit by design, not a leak: a caching allocator's memory, module
+ * globals, the graph pool (gl_is_cached_category), or a tensor tagged as a
+ * parameter, gradient, optimizer state, KV cache or buffer. */
+int gl_group_is_held(const struct gl_group *g);
+/* ... by identity (the second kind). */
+int gl_group_is_tagged(const struct gl_group *g);
 
 /* Category totals of a set of groups, biggest first. */
 struct gl_cat_total {
     const char *category;
     uint64_t bytes, count;
+    uint64_t requested;
 };
 size_t gl_category_totals(const struct gl_groups *g, struct gl_cat_total *out, size_t max);
 

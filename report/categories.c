@@ -16,12 +16,15 @@ static const char *const default_rules =
     "arrays             kind    ^array$\n"
     "nccl               module  libnccl\n"
     "workspace          module  libcublas|libcublasLt|libcudnn|libcufft|libcusolver|libcusparse\n"
+    "workspace          frame   setWorkspaceForHandle|getCUDABlasLtWorkspace|getCurrentCUDABlasHandle\n"
     "allocator_cache    frame   DeviceCachingAllocator|ExpandableSegment|CUDACachingAllocator::Native\n"
     "kv_cache           frame   [Kk][Vv]_?[Cc]ache|kv_pool|paged_attention|PagedAttention|KVCacheManager\n"
     "optimizer          frame   torch/optim/|optim\\.|Optimizer|_fused_adam|_multi_tensor_adam|_foreach_|adamw?_step|zero_grad\n"
     "gradients          frame   AccumulateGrad|autograd::Engine::evaluate_function|\\.grad\\b|backward\n"
     "parameters         frame   load_state_dict|^Module\\.(_apply|to|cuda|to_empty)(\\.|$)|from_pretrained|load_adapter|(^|[^a-z])[Ll]o[Rr][Aa]([^a-z]|$)\n"
-    "activations        frame   forward|autograd::Engine|at::native::\n"
+    "activations        frame   forward|autograd::Engine\n"
+    "other              kind    ^block$\n"
+    "activations        frame   at::native::\n"
     "other              frame   .\n";
 
 static int field_of(const char *s, enum gl_rule_field *f)
@@ -157,11 +160,30 @@ static int rule_matches(const struct gl_rule *rule, const struct gl_stack *st, c
     return 0;
 }
 
+const char *gl_cat_name(int cat)
+{
+    switch (cat) {
+    case GL_CAT_ACTIVATIONS:
+        return "activations";
+    case GL_CAT_TEMPORARIES:
+        return "temporaries";
+    case GL_CAT_OPTIMIZER_TEMPORARIES:
+        return "optimizer_temporaries";
+    default:
+        return cat > 0 && cat < GL_TAG_COUNT ? gl_tag_name(cat) : NULL;
+    }
+}
+
 const char *gl_categorize(const struct gl_rules *r, struct gl_stacks *s, const struct gl_alloc *a)
 {
+    const char *known = gl_cat_name(a->cat);
+    if (known) /* identity, or lifetime */
+        return known;
     const struct gl_stack *st = gl_stack_get(s, a->stack_id);
     for (size_t i = 0; i < r->n; i++)
-        if (rule_matches(&r->v[i], st, a))
+        /* a tensor is never the allocator's cache, whatever frames it has */
+        if (!(a->kind == GL_KIND_BLOCK && !strcmp(r->v[i].category, "allocator_cache")) &&
+            rule_matches(&r->v[i], st, a))
             return r->v[i].category;
     return "other";
 }

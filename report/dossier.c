@@ -39,6 +39,13 @@ int gl_dossier_build(struct gl_dossier *d, struct gl_run *run, const struct gl_d
         gl_groups_merge_chains(&v->peak, &d->stacks);
         gl_groups_categorize(&v->peak, o->rules, &d->stacks);
         v->ncats = gl_category_totals(&v->peak, v->cats, GL_MAX_CATS);
+        if (dev->blocks && dev->tensor_peak_seq) { /* the tensors alone at their peak */
+            gl_ledger_at(run, dev->device, dev->tensor_peak_seq, &v->tensor_peak);
+            gl_groups_keep_tensors(&v->tensor_peak);
+            gl_groups_merge_chains(&v->tensor_peak, &d->stacks);
+            gl_groups_categorize(&v->tensor_peak, o->rules, &d->stacks);
+            v->ntensor_cats = gl_category_totals(&v->tensor_peak, v->tensor_cats, GL_MAX_CATS);
+        }
         gl_usage_load(run, dev, &v->usage);
         if (o->at) {
             gl_ledger_at(run, dev->device, o->at->seq, &v->at);
@@ -53,13 +60,22 @@ int gl_dossier_build(struct gl_dossier *d, struct gl_run *run, const struct gl_d
         for (size_t k = 0; k < v->leaks.n; k++) {
             if (gl_is_cached_category(v->leaks.v[k].category))
                 v->cached_bytes += v->leaks.v[k].bytes;
+            else if (gl_group_is_tagged(&v->leaks.v[k]))
+                v->held_bytes += v->leaks.v[k].bytes;
             else
                 v->leak_bytes += v->leaks.v[k].bytes;
         }
+        int absorbed = 0;
+        uint64_t absorbed_size = 0;
         for (size_t k = 0; k < run->nfails; k++) {
             const struct gl_fail *fl = &run->fails[k];
             if (fl->device != dev->device || fl->op != GL_OP_OOM)
                 continue;
+            if (gl_fail_absorbed(run, k)) {
+                absorbed++;
+                absorbed_size = fl->size;
+                continue;
+            }
             struct gl_oom_view *nv = realloc(v->ooms, (v->nooms + 1) * sizeof *nv);
             if (!nv)
                 break;
@@ -67,10 +83,14 @@ int gl_dossier_build(struct gl_dossier *d, struct gl_run *run, const struct gl_d
             struct gl_oom_view *ov = &v->ooms[v->nooms++];
             memset(ov, 0, sizeof *ov);
             ov->fail = fl;
+            ov->absorbed = absorbed;
+            ov->absorbed_size = absorbed_size;
+            absorbed = 0;
             gl_ledger_at(run, dev->device, fl->seq, &ov->ledger);
             gl_groups_merge_chains(&ov->ledger, &d->stacks);
             gl_groups_categorize(&ov->ledger, o->rules, &d->stacks);
             ov->live_bytes = ov->ledger.total_bytes;
+            gl_oom_verdict(run, fl, &ov->ledger, &ov->verdict);
         }
     }
     gl_holes(run, NULL, &d->holes, &d->nholes);
@@ -88,6 +108,7 @@ void gl_dossier_free(struct gl_dossier *d)
         struct gl_dev_view *v = &d->devs[i];
         gl_groups_free(&v->peak);
         gl_groups_free(&v->at);
+        gl_groups_free(&v->tensor_peak);
         gl_groups_free(&v->leaks);
         for (size_t k = 0; k < v->nooms; k++)
             gl_groups_free(&v->ooms[k].ledger);

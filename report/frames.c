@@ -202,3 +202,13 @@ int gl_first_python(const struct gl_stack *st, int from)
             return i;
     return -1;
 }
+
+const char *gl_stack_where(const struct gl_stack *st, char *buf, size_t sz)
+{
+    if (!st->n) {
+        snprintf(buf, sz, "(no stack)");
+        return buf;
+    }
+    int k = gl_first_interesting(st), py = gl_first_python(st, k);
+    return gl_frame_name(&st->f[py >= 0 ? py : k], buf, sz);
+}

@@ -55,6 +55,9 @@ int gl_stack_matches(const struct gl_stack *st, const regex_t *re);
 int gl_first_interesting(const struct gl_stack *st);
 /* Index of the first Python frame at or after `from`, or -1. */
 int gl_first_python(const struct gl_stack *st, int from);
+/* Where a stack's memory was asked for, in a few words: its innermost
+ * Python line, else its first frame that is not allocator plumbing. */
+const char *gl_stack_where(const struct gl_stack *st, char *buf, size_t sz);
 
 /* ---- categories (categories.c) ---- */
 
@@ -77,7 +80,11 @@ int gl_rules_default(struct gl_rules *r);
 /* Load a rule file; on error returns -1 with "FILE:LINE: problem" in err. */
 int gl_rules_load(struct gl_rules *r, const char *path, char *err, size_t errsz);
 void gl_rules_free(struct gl_rules *r);
-/* Category of an allocation made with this api/kind at this stack. */
+/* The name of a category decided by identity or lifetime (gl_alloc.cat),
+ * NULL for 0 or an unknown number. */
+const char *gl_cat_name(int cat);
+/* Category of an allocation: by identity or lifetime where known, else
+ * by the rules for this api/kind at this stack. */
 const char *gl_categorize(const struct gl_rules *r, struct gl_stacks *s, const struct gl_alloc *a);
 /* Memory of this category is held at exit by design (caching-allocator
  * segments, module globals): not a leak. */

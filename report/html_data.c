@@ -489,7 +489,7 @@ static int write_leaks_growth(struct gl_json *j, struct ctx *c, const struct gl_
         gl_jw_u64(j, "end_process", us.end.process);
         gl_jw_end(j);
     }
-    int nsteps = gl_growth(r, dev->device, 10, 0, &g);
+    int nsteps = gl_growth(r, dev->device, 10, 0, &c->stacks, &g);
     gl_groups_categorize(&g, c->o->rules, &c->stacks);
     gl_jw_obj(j, "growth");
     gl_jw_i64(j, "steps", nsteps > 0 ? nsteps : 0);

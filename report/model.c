@@ -229,6 +229,20 @@ static enum gl_skip check_alloc(struct gl_run *r, int device, int64_t size, uint
     return GL_SKIP_COUNT;
 }
 
+/* An identity tag (a tag row: its category and the tensor's bytes) on the
+ * allocation it names: a PyTorch block; or a CUDA allocation that is that
+ * tensor (the cudaMallocAsync backend's: the same bytes, not a segment of
+ * many tensors). The first tag holds. */
+static void tag(struct gl_alloc *a, int64_t category, int64_t bytes)
+{
+    if (a->cat || category <= 0 || category >= GL_TAG_COUNT || !gl_tag_name((int)category))
+        return;
+    if (a->kind != GL_KIND_BLOCK && (bytes < 0 || a->size < (uint64_t)bytes || a->size - (uint64_t)bytes >= 512))
+        return;
+    a->cat = (uint8_t)category;
+    a->flags |= GL_AF_TAGGED;
+}
+
 static int load_events(struct gl_run *r, char *err, size_t errsz)
 {
     int64_t lo, hi;
@@ -243,7 +257,7 @@ static int load_events(struct gl_run *r, char *err, size_t errsz)
     int64_t span = t1 - t0 + 1;
     if (sqlite3_prepare_v2(r->db,
                            "SELECT seq, ts_ns, op, api, kind, device, pool, addr, size, result, stack_id, ref_seq, tid,"
-                           " stream FROM event_log ORDER BY seq",
+                           " stream, aux, range_seq FROM event_log ORDER BY seq",
                            -1, &st, NULL) != SQLITE_OK) {
         snprintf(err, errsz, "%s: cannot read events: %s", r->path, sqlite3_errmsg(r->db));
         return -1;
@@ -259,7 +273,7 @@ static int load_events(struct gl_run *r, char *err, size_t errsz)
     int64_t kmin = INT64_MAX, kmax = INT64_MIN;
     struct live_track lt;
     memset(&lt, 0, sizeof lt);
-    uint64_t total_live = 0;
+    uint64_t total_live = 0, block_live = 0;
     size_t cap = 0, fcap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -314,11 +328,17 @@ static int load_events(struct gl_run *r, char *err, size_t errsz)
                 f->size = (uint64_t)size; /* a failed request may be any size */
                 f->result = result;
                 f->stack_id = sqlite3_column_int64(st, 10);
+                f->aux = (uint64_t)sqlite3_column_int64(st, 14);
             }
         } else if (gl_op_is_alloc(op)) {
             int kind = sqlite3_column_int(st, 4);
             uint64_t addr = (uint64_t)sqlite3_column_int64(st, 7);
+            int64_t aux = sqlite3_column_int64(st, 14), requested = size;
+            if (kind == GL_KIND_BLOCK) /* a PyTorch block: its block bytes (aux) hold what was asked */
+                size = aux > size ? aux : size;
             why = check_alloc(r, device, size, addr, &total_live, gl_kind_counts_on_device(kind));
+            if (why == GL_SKIP_COUNT && kind == GL_KIND_BLOCK && block_live + (uint64_t)size >= MAX_BYTES)
+                why = GL_SKIP_LIVE;
             if (why == GL_SKIP_COUNT) {
                 if (r->nallocs == cap) {
                     cap = cap ? cap * 2 : 4096;
@@ -340,6 +360,11 @@ static int load_events(struct gl_run *r, char *err, size_t errsz)
                 a->size = (uint64_t)size;
                 a->stack_id = sqlite3_column_int64(st, 10);
                 a->stream = (uint64_t)sqlite3_column_int64(st, 13);
+                a->requested = (uint64_t)requested;
+                a->aux = (uint64_t)aux;
+                a->range_seq = sqlite3_column_int64(st, 15);
+                if (kind == GL_KIND_BLOCK)
+                    block_live += a->size;
                 if (index_put(&index, seq, r->nallocs))
                     goto oom;
                 r->nallocs++;
@@ -365,7 +390,19 @@ static int load_events(struct gl_run *r, char *err, size_t errsz)
                     total_live -= a->size;
                     track(r, &lt, a->device, -(int64_t)a->size, seq, ts, t0, span);
                 }
+                if (a->kind == GL_KIND_BLOCK)
+                    block_live -= a->size;
             }
+        } else if ((op == GL_OP_FREE_COMPLETED || op == GL_OP_TAG) && sqlite3_column_type(st, 11) != SQLITE_NULL) {
+            /* a block became reusable; a tag names the block (or CUDA
+             * allocation) it refers to: what it is, for its whole life */
+            int64_t ref = sqlite3_column_int64(st, 11);
+            int64_t pos = ref < seq ? index_get(&index, ref) : -1;
+            struct gl_alloc *a = pos >= 0 ? &r->allocs[pos] : NULL;
+            if (a && op == GL_OP_FREE_COMPLETED && a->kind == GL_KIND_BLOCK && !a->done_seq && a->free_seq)
+                a->done_seq = seq;
+            else if (a && op == GL_OP_TAG)
+                tag(a, sqlite3_column_int64(st, 14), size);
         }
         if (why != GL_SKIP_COUNT) {
             skip(r, why, seq);
@@ -463,6 +500,10 @@ struct gl_run *gl_run_load(const char *path, char *err, size_t errsz)
     /* devices with events but no counted memory still get a row */
     for (size_t i = 0; i < r->nfails; i++)
         gl_run_device(r, r->fails[i].device);
+    if (gl_run_link_blocks(r, err, errsz)) {
+        gl_run_free(r);
+        return NULL;
+    }
     return r;
 }
 
@@ -477,5 +518,6 @@ void gl_run_free(struct gl_run *r)
     free(r->allocs);
     free(r->fails);
     free(r->marks);
+    free(r->steps);
     free(r);
 }

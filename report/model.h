@@ -19,11 +19,33 @@ struct gl_alloc {
     int32_t device;
     uint8_t kind, op;
     uint16_t api;
+    /* the tensor ledger (model_blocks.c): a PyTorch block's size is its
+     * block bytes, requested what the tensor asked (= size for the rest) */
+    uint64_t requested;
+    uint64_t aux;           /* a mapping's handle */
+    int64_t done_seq;       /* a block: reusable again (free_completed); 0: not */
+    int64_t range_seq;      /* the annotation range it was made in (0: none) */
+    uint8_t flags;          /* GL_AF_* */
+    uint8_t cat;            /* category by identity or lifetime (categories.c, GL_CAT_*); 0: by the rules */
+};
+
+/* gl_alloc.flags */
+#define GL_AF_ITEM 0x1u      /* a row of the ledger: listed by stack (gl_is_item) */
+#define GL_AF_ALLOCATOR 0x2u /* CUDA memory of PyTorch's caching allocator (its segments) */
+#define GL_AF_TAGGED 0x4u    /* cat comes from an identity tag */
+
+/* gl_alloc.cat: an identity tag's category (GL_TAG_*, below 16), or one
+ * decided by lifetime (a block untagged) */
+enum {
+    GL_CAT_ACTIVATIONS = 16,        /* made in a forward, outliving it (freed in backward) */
+    GL_CAT_TEMPORARIES,             /* made and freed within one step (or one forward) */
+    GL_CAT_OPTIMIZER_TEMPORARIES,   /* made inside Optimizer.step(), not its state */
 };
 
 struct gl_fail {            /* an OOM or other failed allocation */
     int64_t seq, ts_ns, stack_id;
     uint64_t size;
+    uint64_t aux;           /* PyTorch's allocator: the device's free bytes then */
     int32_t device, result;
     uint8_t op;
     uint16_t api;
@@ -38,6 +60,13 @@ struct gl_device {
     int device;
     uint64_t peak, live_end;
     int64_t peak_seq, peak_ns;
+    /* PyTorch's caching allocator on this device (model_blocks.c): its
+     * blocks are the ledger's tensors, its segments' CUDA memory is those
+     * tensors plus its cache */
+    int blocks;
+    uint64_t tensor_peak;           /* block bytes of live tensors (max_memory_allocated) */
+    int64_t tensor_peak_seq, tensor_peak_ns;
+    uint64_t requested_peak;        /* requested bytes, allocation to reuse (requested_bytes.all.peak) */
     struct gl_point *timeline; /* downsampled, each bucket's maximum */
     size_t ntimeline;
 };
@@ -84,14 +113,37 @@ struct gl_run {
                                 there are two or more, else every gpuledger_mark */
     size_t nmarks;
     int optimizer_steps;     /* marks are the optimizer's */
+    int64_t *steps;          /* where steps end (model_blocks.c: the optimizer's marks, else the program's) */
+    size_t nsteps;
+    int steps_from;          /* GL_STEPS_* */
+    int has_blocks;          /* some device has PyTorch allocator blocks */
     struct gl_device devs[GL_MAX_DEVICES];
     int ndevs;
     int64_t first_ns, last_ns;
 };
 
+/* Where steps come from (gl_run.steps_from). */
+enum { GL_STEPS_NONE, GL_STEPS_MARKS, GL_STEPS_OPTIMIZER };
+/* The label of the mark the gpuledger package puts after each
+ * Optimizer.step(), followed by its number. */
+#define GL_OPTIMIZER_STEP_MARK "optimizer step "
+
 /* Open and load. On error returns NULL with "FILE: problem" in err. */
 struct gl_run *gl_run_load(const char *path, char *err, size_t errsz);
 void gl_run_free(struct gl_run *r);
+
+/* A row of the ledger: CUDA memory (gl_kind_counts_on_device), except, on
+ * a device with PyTorch's caching allocator, its segments (their tensors
+ * are the rows, and what they hold besides is its cache). */
+static inline int gl_is_item(const struct gl_alloc *a)
+{
+    return (a->flags & GL_AF_ITEM) != 0;
+}
+
+/* The tensor ledger's links (model_blocks.c, at load): which CUDA memory
+ * is the caching allocator's, each block's category by lifetime, the
+ * steps, the tensor peak, gl_is_item. 0, or -1 with "FILE: problem". */
+int gl_run_link_blocks(struct gl_run *r, char *err, size_t errsz);
 
 /* Is allocation a live at sequence point seq (after event seq applied)? */
 static inline int gl_live_at(const struct gl_alloc *a, int64_t seq)

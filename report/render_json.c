@@ -16,24 +16,16 @@ static void groups(struct gl_json *j, const char *key, struct gl_dossier *ds, co
         gl_jw_str(j, "category", gr->category);
         gl_jw_u64(j, "bytes", gr->bytes);
         gl_jw_u64(j, "count", gr->count);
+        if (g->layered) { /* PyTorch's allocator: bytes asked; what a row no stack made is */
+            gl_jw_u64(j, "requested", gr->requested);
+            gl_jw_str(j, "row", gr->what ? gr->what : gr->sample && gr->sample->kind == GL_KIND_BLOCK ? "tensors" : "outside");
+            gl_jw_bool(j, "tagged", gl_group_is_tagged(gr));
+        }
         if (times) {
             gl_jw_i64(j, "first_ns", gr->first_ns);
             gl_jw_i64(j, "last_ns", gr->last_ns);
         }
         gl_jw_frames(j, "frames", gl_stack_get(&ds->stacks, gr->stack_id), 64);
-        gl_jw_end(j);
-    }
-    gl_jw_end(j);
-}
-
-static void categories(struct gl_json *j, const struct gl_cat_total *cats, size_t n)
-{
-    gl_jw_arr(j, "categories");
-    for (size_t c = 0; c < n; c++) {
-        gl_jw_obj(j, NULL);
-        gl_jw_str(j, "category", cats[c].category);
-        gl_jw_u64(j, "bytes", cats[c].bytes);
-        gl_jw_u64(j, "count", cats[c].count);
         gl_jw_end(j);
     }
     gl_jw_end(j);
@@ -66,6 +58,61 @@ static void holes(struct gl_json *j, struct gl_dossier *ds, int device)
     gl_jw_end(j);
 }
 
+/* {"tensors":..., "cached_free":..., ...}: a layered ledger's total */
+static void layers(struct gl_json *j, const struct gl_groups *g)
+{
+    gl_jw_obj(j, "layers");
+    gl_jw_u64(j, "tensors", g->tensors);
+    gl_jw_u64(j, "tensors_requested", g->tensors_requested);
+    gl_jw_u64(j, "tensor_count", g->tensor_count);
+    gl_jw_u64(j, "cached_free", g->cached);
+    gl_jw_u64(j, "pending", g->pending);
+    gl_jw_u64(j, "segments", g->segments);
+    gl_jw_u64(j, "outside_allocator", g->outside);
+    gl_jw_u64(j, "total", g->tensors + g->cached + g->pending + g->outside);
+    gl_jw_end(j);
+}
+
+static void categories(struct gl_json *j, const struct gl_cat_total *c, size_t n, int requested)
+{
+    gl_jw_arr(j, "categories");
+    for (size_t k = 0; k < n; k++) {
+        gl_jw_obj(j, NULL);
+        gl_jw_str(j, "category", c[k].category);
+        gl_jw_u64(j, "bytes", c[k].bytes);
+        gl_jw_u64(j, "count", c[k].count);
+        if (requested)
+            gl_jw_u64(j, "requested", c[k].requested);
+        gl_jw_end(j);
+    }
+    gl_jw_end(j);
+}
+
+static void verdict(struct gl_json *j, struct gl_dossier *ds, const struct gl_oom_view *o)
+{
+    const struct gl_verdict *v = &o->verdict;
+    char text[2048];
+    if (o->absorbed) {
+        gl_jw_i64(j, "segment_failures", o->absorbed);
+        gl_jw_u64(j, "segment_failure_size", o->absorbed_size);
+    }
+    if (!v->known)
+        return;
+    gl_verdict_text(v, &o->ledger, &ds->stacks, text, sizeof text);
+    gl_jw_obj(j, "verdict");
+    gl_jw_str(j, "kind", v->fragmentation ? "fragmentation" : "demand");
+    gl_jw_u64(j, "asked", v->asked);
+    gl_jw_u64(j, "cached_free", v->cached_free);
+    gl_jw_u64(j, "holes", v->holes);
+    gl_jw_u64(j, "largest_hole", v->largest_hole);
+    gl_jw_u64(j, "live_tensors", v->tensors);
+    gl_jw_u64(j, "reserved", v->reserved);
+    gl_jw_u64(j, "device_free", v->device_free);
+    gl_jw_bool(j, "expandable_segments", v->expandable);
+    gl_jw_str(j, "text", text);
+    gl_jw_end(j);
+}
+
 static void ooms(struct gl_json *j, struct gl_dossier *ds, struct gl_dev_view *v, int top)
 {
     gl_jw_arr(j, "oom");
@@ -79,6 +126,9 @@ static void ooms(struct gl_json *j, struct gl_dossier *ds, struct gl_dev_view *v
         gl_jw_i64(j, "result", o->fail->result);
         gl_jw_u64(j, "live_bytes", o->live_bytes);
         gl_jw_frames(j, "frames", gl_stack_get(&ds->stacks, o->fail->stack_id), 64);
+        verdict(j, ds, o);
+        if (o->ledger.layered)
+            layers(j, &o->ledger);
         groups(j, "ledger", ds, &o->ledger, top, 0);
         gl_jw_end(j);
     }
@@ -93,8 +143,10 @@ static void device(struct gl_json *j, struct gl_dossier *ds, struct gl_dev_view 
     gl_jw_u64(j, "bytes", v->dev->peak);
     gl_jw_i64(j, "ts_ns", v->dev->peak_ns);
     gl_jw_i64(j, "seq", v->dev->peak_seq);
+    if (v->peak.layered)
+        layers(j, &v->peak);
     groups(j, "ledger", ds, &v->peak, top, 0);
-    categories(j, v->cats, v->ncats);
+    categories(j, v->cats, v->ncats, v->peak.layered);
     gl_jw_end(j);
     if (ds->at) {
         gl_jw_obj(j, "at");
@@ -103,13 +155,28 @@ static void device(struct gl_json *j, struct gl_dossier *ds, struct gl_dev_view 
         gl_jw_i64(j, "seq", ds->at->seq);
         gl_jw_i64(j, "ts_ns", ds->at->ts_ns);
         gl_jw_u64(j, "bytes", v->at.total_bytes);
+        if (v->at.layered)
+            layers(j, &v->at);
         groups(j, "ledger", ds, &v->at, top, 0);
-        categories(j, v->at_cats, v->at_ncats);
+        categories(j, v->at_cats, v->at_ncats, v->at.layered);
+        gl_jw_end(j);
+    }
+    if (v->dev->blocks && v->dev->tensor_peak_seq) { /* PyTorch's tensors alone, at their peak */
+        gl_jw_obj(j, "tensor_peak");
+        gl_jw_u64(j, "bytes", v->dev->tensor_peak);
+        gl_jw_u64(j, "requested", v->tensor_peak.tensors_requested);
+        gl_jw_u64(j, "requested_peak", v->dev->requested_peak);
+        gl_jw_i64(j, "ts_ns", v->dev->tensor_peak_ns);
+        gl_jw_i64(j, "seq", v->dev->tensor_peak_seq);
+        groups(j, "ledger", ds, &v->tensor_peak, top, 0);
+        categories(j, v->tensor_cats, v->ntensor_cats, 1);
         gl_jw_end(j);
     }
     gl_jw_u64(j, "live_end_bytes", v->dev->live_end);
     gl_jw_u64(j, "leak_bytes", v->leak_bytes);
     gl_jw_u64(j, "cached_bytes", v->cached_bytes);
+    if (v->dev->blocks)
+        gl_jw_u64(j, "held_bytes", v->held_bytes);
     gl_jw_arr(j, "timeline");
     for (size_t t = 0; t < v->dev->ntimeline; t++) {
         gl_jw_arr(j, NULL);

@@ -41,12 +41,16 @@ void gl_render_leaks_text(FILE *f, struct gl_leaks_view *v, int top)
     if (v->cached_bytes)
         fprintf(f, "; %s held by a caching allocator at exit (its segments, not a leak: see README)",
                 gl_fmt_bytes(v->cached_bytes, t, sizeof t));
+    if (v->held_bytes)
+        fprintf(f, "; %s of tensors tagged as parameters, gradients, optimizer state, KV cache or buffers (the "
+                   "program's, not a leak)",
+                gl_fmt_bytes(v->held_bytes, t, sizeof t));
     if ((int64_t)(v->q->lifetime_ms * 1e6))
         fprintf(f, "; including allocations that lived >= %.0f ms", v->q->lifetime_ms);
     fprintf(f, "\n");
     int shown = 0;
     for (size_t k = 0; k < v->leaks.n && shown < top; k++) {
-        if (gl_is_cached_category(v->leaks.v[k].category))
+        if (gl_group_is_held(&v->leaks.v[k]))
             continue;
         fprintf(f, "\n#%-3d", ++shown);
         chain_block(f, v, &v->leaks.v[k], 0);
@@ -63,9 +67,9 @@ static void growing_text(FILE *f, struct gl_leaks_view *v, int top)
         fprintf(f, "\ngrowing step after step: too few allocations to cut the run into %d slices\n", v->q->steps);
         return;
     }
-    if (r->nmarks >= 2)
+    if (r->nsteps >= 2)
         fprintf(f, "\ngrowing step after step (%d steps ended by %s):", v->nsteps,
-                r->optimizer_steps ? "the optimizer's step()" : "the program's marks");
+                r->steps_from == GL_STEPS_OPTIMIZER ? "the optimizer's step()" : "the program's marks");
     else
         fprintf(f, "\ngrowing step after step (%d slices of %zu allocation%s):", v->nsteps,
                 r->nallocs / (size_t)v->nsteps, gl_s(r->nallocs / (size_t)v->nsteps));
@@ -94,6 +98,10 @@ void gl_render_leaks_json(struct gl_json *j, struct gl_leaks_view *v)
         gl_jw_u64(j, "bytes", g->bytes);
         gl_jw_u64(j, "count", g->count);
         gl_jw_bool(j, "cached", gl_is_cached_category(g->category));
+        if (v->leaks.layered) { /* PyTorch's allocator: held by identity; a row of its cache */
+            gl_jw_bool(j, "tagged", gl_group_is_tagged(g));
+            gl_jw_str(j, "row", g->what);
+        }
         gl_jw_str(j, "category", g->category);
         gl_jw_i64(j, "first_ns", g->first_ns);
         gl_jw_i64(j, "last_ns", g->last_ns);
@@ -101,8 +109,13 @@ void gl_render_leaks_json(struct gl_json *j, struct gl_leaks_view *v)
         gl_jw_end(j);
     }
     gl_jw_end(j);
-    if (v->q->steps) /* what ended the steps: the optimizer, the program's marks, or slices */
-        gl_jw_str(j, "steps_from", v->run->nmarks < 2 ? "slices" : v->run->optimizer_steps ? "optimizer" : "marks");
+    if (v->leaks.layered)
+        gl_jw_u64(j, "held_bytes", v->held_bytes);
+    if (v->q->steps) { /* what ended the steps: the optimizer, the program's marks, or slices */
+        static const char *const from[] = {"slices", "marks", "optimizer"};
+        gl_jw_str(j, "steps_from", from[v->run->steps_from]);
+        gl_jw_i64(j, "steps", v->nsteps);
+    }
     gl_jw_arr(j, "growing");
     for (size_t k = 0; k < v->growing.n; k++) {
         const struct gl_group *g = &v->growing.v[k];

@@ -42,7 +42,10 @@ static void print_groups(FILE *f, struct gl_dossier *ds, const struct gl_groups 
         fprintf(f, "%s%10s %5.1f%% %6" PRIu64 "x  %-16s ", indent, gl_fmt_bytes(gr->bytes, b, sizeof b),
                 total ? 100.0 * (double)gr->bytes / (double)total : 0.0, gr->count,
                 gl_text_buf(gr->category ? gr->category : "", cat, sizeof cat));
-        gl_print_chain(f, gl_stack_get(&ds->stacks, gr->stack_id), 4, st && at ? at[i] : -1);
+        if (gr->what)
+            fputs(gl_row_text(gr->what), f);
+        else
+            gl_print_chain(f, gl_stack_get(&ds->stacks, gr->stack_id), 4, st && at ? at[i] : -1);
         fputc('\n', f);
     }
     free(st);
@@ -51,7 +54,21 @@ static void print_groups(FILE *f, struct gl_dossier *ds, const struct gl_groups 
         fprintf(f, "%s%zu more stack%s (--top to see more)\n", indent, g->n - (size_t)top, gl_s(g->n - (size_t)top));
 }
 
-/* "<title> cat bytes (share), ..." then "<heading> (N stacks):" and the rows */
+/* "X in N tensors + Y cached free in the caching allocator's S segments +
+ * Z outside it = TOTAL" */
+static void print_layers(FILE *f, const struct gl_groups *g)
+{
+    char a[32], b[32], c[32], d[32];
+    fprintf(f, "%s in %" PRIu64 " tensor%s + %s cached in the caching allocator's %" PRIu64 " segment%s",
+            gl_fmt_bytes(g->tensors, a, sizeof a), g->tensor_count, gl_s(g->tensor_count),
+            gl_fmt_bytes(g->cached + g->pending, b, sizeof b), g->segments, gl_s(g->segments));
+    fprintf(f, " + %s outside it = %s", gl_fmt_bytes(g->outside, c, sizeof c),
+            gl_fmt_bytes(g->tensors + g->cached + g->pending + g->outside, d, sizeof d));
+}
+
+/* "<title> cat bytes (share), ..." then "<heading> (N stacks):" (with
+ * PyTorch's caching allocator: "<heading>: its layers (N rows):") and the
+ * rows */
 static void ledger(FILE *f, struct gl_dossier *ds, const char *title, const struct gl_cat_total *cats, size_t ncats,
                    const char *heading, const struct gl_groups *g, int top)
 {
@@ -62,7 +79,13 @@ static void ledger(FILE *f, struct gl_dossier *ds, const char *title, const stru
         fprintf(f, "%s %s %s (%.0f%%)", c ? "," : "", gl_text_buf(cats[c].category, cat, sizeof cat),
                 gl_fmt_bytes(cats[c].bytes, b, sizeof b), total ? 100.0 * (double)cats[c].bytes / (double)total : 0.0);
     fputc('\n', f);
-    fprintf(f, "%s (%zu stack%s):\n", heading, g->n, gl_s(g->n));
+    if (g->layered && !g->tensors_only) {
+        fprintf(f, "%s: ", heading);
+        print_layers(f, g);
+        fprintf(f, " (%zu row%s):\n", g->n, gl_s(g->n));
+    } else {
+        fprintf(f, "%s (%zu stack%s):\n", heading, g->n, gl_s(g->n));
+    }
     print_groups(f, ds, g, total, top, "    ");
 }
 
@@ -122,6 +145,15 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
         } else if (v->ncats) {
             ledger(f, ds, "  at the peak, by category:", v->cats, v->ncats, "  peak ledger", &v->peak, top);
         }
+        if (v->dev->blocks && v->dev->tensor_peak_seq && !ds->at) {
+            const struct gl_device *dv = v->dev;
+            fprintf(f, "  tensor peak %s at %s (event %" PRId64 "): torch.cuda.max_memory_allocated(); requested %s of it",
+                    gl_fmt_bytes(dv->tensor_peak, b, sizeof b), gl_fmt_rel(r, dv->tensor_peak_ns, t, sizeof t),
+                    dv->tensor_peak_seq, gl_fmt_bytes(v->tensor_peak.tensors_requested, u, sizeof u));
+            fprintf(f, " (requested peak %s)\n", gl_fmt_bytes(dv->requested_peak, w, sizeof w));
+            ledger(f, ds, "    by category:", v->tensor_cats, v->ntensor_cats, "  tensor peak ledger", &v->tensor_peak,
+                   top);
+        }
         if (v->usage.unknown)
             fputs("  outside any allocation API: not measured (NVML not found: set GPULEDGER_NVML_LIB; one "
                   "cudaMemGetInfo sample only)\n",
@@ -139,6 +171,9 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
             fprintf(f, "  never freed: %s in leak chains", gl_fmt_bytes(v->leak_bytes, b, sizeof b));
             if (v->cached_bytes)
                 fprintf(f, ", %s held by a caching allocator (not a leak)", gl_fmt_bytes(v->cached_bytes, t, sizeof t));
+            if (v->held_bytes)
+                fprintf(f, ", %s of tensors tagged as parameters, gradients, optimizer state, KV cache or buffers",
+                        gl_fmt_bytes(v->held_bytes, u, sizeof u));
             fputs(" — see 'gpuledger leaks'\n", f);
         }
         for (size_t k = 0; k < v->nooms; k++) {
@@ -148,7 +183,24 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
                     gl_fmt_bytes(o->fail->size, b, sizeof b), o->fail->result,
                     gl_fmt_bytes(o->live_bytes, u, sizeof u));
             gl_print_chain(f, gl_stack_get(&ds->stacks, o->fail->stack_id), 3, -1);
-            fputs("\n    live then (OOM ledger):\n", f);
+            fputc('\n', f);
+            if (o->absorbed)
+                fprintf(f, "    (its cudaMalloc of a %s segment failed %d time%s first)\n",
+                        gl_fmt_bytes(o->absorbed_size, b, sizeof b), o->absorbed, gl_s((uint64_t)o->absorbed));
+            if (o->verdict.known) {
+                char text[2048];
+                gl_verdict_text(&o->verdict, &o->ledger, &ds->stacks, text, sizeof text);
+                fputs("    verdict: ", f);
+                gl_text_str(f, text);
+                fputc('\n', f);
+            }
+            if (o->ledger.layered) {
+                fputs("    live then (OOM ledger): ", f);
+                print_layers(f, &o->ledger);
+                fputs(":\n", f);
+            } else {
+                fputs("    live then (OOM ledger):\n", f);
+            }
             print_groups(f, ds, &o->ledger, o->live_bytes, top < 5 ? top : 5, "      ");
         }
     }

@@ -18,7 +18,7 @@ static void check_run(struct gl_gate_run *g, struct gl_run *r, const struct gl_g
     g->counted = calloc(g->chains.n + 1, 1);
     for (size_t k = 0; g->counted && k < g->chains.n; k++) {
         const struct gl_stack *st = gl_stack_get(&g->stacks, g->chains.v[k].stack_id);
-        int skip = !q->count_cached && gl_is_cached_category(g->chains.v[k].category);
+        int skip = !q->count_cached && gl_group_is_held(&g->chains.v[k]);
         for (int i = 0; i < q->nignore && !skip; i++)
             skip = gl_stack_matches(st, &q->ignore[i]);
         g->counted[k] = !skip;

@@ -18,16 +18,18 @@ void gl_leaks_view(struct gl_leaks_view *v, struct gl_run *r, const struct gl_le
     gl_groups_merge_chains(&v->leaks, &v->stacks);
     gl_groups_categorize(&v->leaks, q->rules, &v->stacks);
     v->growing = (struct gl_groups){0};
-    v->nsteps = q->steps ? gl_growth(r, q->device, q->steps, q->min_bytes, &v->growing) : 0;
+    v->nsteps = q->steps ? gl_growth(r, q->device, q->steps, q->min_bytes, &v->stacks, &v->growing) : 0;
     if (q->steps)
         gl_groups_categorize(&v->growing, q->rules, &v->stacks);
     if (gl_heaps_view(&v->heaps, r)) /* the chains above stand without them */
         fprintf(stderr, "gpuledger leaks: %s\n", v->heaps.err);
-    v->leak_bytes = v->cached_bytes = 0;
+    v->leak_bytes = v->cached_bytes = v->held_bytes = 0;
     v->nleak = 0;
     for (size_t k = 0; k < v->leaks.n; k++) {
         if (gl_is_cached_category(v->leaks.v[k].category)) {
             v->cached_bytes += v->leaks.v[k].bytes;
+        } else if (gl_group_is_tagged(&v->leaks.v[k])) {
+            v->held_bytes += v->leaks.v[k].bytes;
         } else {
             v->leak_bytes += v->leaks.v[k].bytes;
             v->nleak++;

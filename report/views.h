@@ -27,6 +27,7 @@ struct gl_leaks_view {
     struct gl_groups growing;    /* stacks growing step after step */
     int nsteps;                  /* steps the growth analysis used */
     uint64_t leak_bytes, cached_bytes;
+    uint64_t held_bytes;         /* tensors tagged by identity, live at the end: the program's, not leaks */
     size_t nleak;                /* chains that are leaks, not cache */
     struct gl_heaps_view heaps;  /* regions of the program's own pools never given back */
 };

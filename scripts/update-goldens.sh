@@ -52,6 +52,10 @@ if [ "${1:-}" = --record ]; then
   record nvtx nvtx
   record heaps nvtx_mem
   record cupti GPULEDGER_CUPTI=1 GPULEDGER_CUPTI_ACTIVITY=1 FAKECUPTI_DROPPED=5 cupti_static
+  record torch-train torchalloc train
+  record torch-frag FAKECUDA_MEM_BYTES=67108864 torchalloc frag
+  record torch-demand FAKECUDA_MEM_BYTES=67108864 torchalloc demand
+  record torch-expandable torchalloc expandable
   if [ -x "$BUILD/tests/pyembed" ]; then
     record python pyembed "$SRC/tests/golden/py_golden.py"
   else

@@ -224,7 +224,9 @@ def check_memviz(db, name, work):
         check(allocs == torch[2], "%s: an alloc entry per block (%d), tensor_blocks has %d" % (name, allocs, torch[2]))
         check(sorted(end_blocks) == torch[1], "%s: the blocks at the end are tensor_blocks' live ones: %s, want %s" % (
             name, sorted(end_blocks)[:3], torch[1][:3]))
-    ooms = sum(len(d["oom"]) for d in rep["devices"])
+    # the report counts the caching allocator's failed segment cudaMalloc
+    # calls with its OOM (segment_failures); the trace has an entry for each
+    ooms = sum(len(d["oom"]) + sum(o.get("segment_failures", 0) for o in d["oom"]) for d in rep["devices"])
     check(sum(e["action"] == "oom" for t in snap["device_traces"] for e in t) == ooms, "%s: one oom entry per OOM" % name)
     # --max-entries: the last entries of each device, as PyTorch's ring buffer keeps them
     cut = os.path.join(work, name + "-cut.pickle")
@@ -294,7 +296,9 @@ def check_speedscope(db, name, schema):
         check(len(prof) == 1 and sum(prof[0]["weights"]) == d["peak"]["bytes"], "%s: peak profile of device %d" % (
             name, d["device"]))
     never = [p for p in doc["profiles"] if p["name"].startswith("never freed")]
-    want = sum(d["leak_bytes"] + d["cached_bytes"] for d in rep["devices"])
+    # never freed: leaks, what a caching allocator holds, and tensors tagged
+    # as the program's (parameters, optimizer state, ...: held_bytes)
+    want = sum(d["leak_bytes"] + d["cached_bytes"] + d.get("held_bytes", 0) for d in rep["devices"])
     check(len(never) == 1 and sum(never[0]["weights"]) == want, "%s: never-freed profile weighs %d" % (name, want))
     print("%s: speedscope valid, %d profiles, %d frames" % (name, len(doc["profiles"]), nframes))
 

@@ -196,6 +196,94 @@ static void test_demand_oom(void **state)
     sqlite3_close(db);
 }
 
+/* ---- the report over blocks ------------------------------------------------- */
+
+/* `gpuledger ARGS... DB` must print every line of `want` (one per element). */
+static void report_says(const char *db, const char *const *args, const char *const *want)
+{
+    const char *argv[16];
+    int n = 0;
+    argv[n++] = GL;
+    for (int i = 0; args[i] && n < 14; i++)
+        argv[n++] = args[i];
+    argv[n++] = db;
+    argv[n] = NULL;
+    struct run_result *r = malloc(sizeof *r);
+    assert_non_null(r);
+    h_run(r, NULL, argv);
+    assert_int_equal(r->status, 0);
+    for (int i = 0; want[i]; i++)
+        if (!strstr(r->out, want[i])) {
+            fprintf(stderr, "%s", r->out); /* whole: fail_msg cuts long messages */
+            fail_msg("%s %s: no line\n  %s\n(its output above)", args[0], db, want[i]);
+        }
+    free(r);
+}
+
+static void test_report_train(void **state)
+{
+    (void)state;
+    struct run_result r;
+    sqlite3 *db = run_torchalloc("train", NULL, &r);
+    same_stats(db, r.out);
+    sqlite3_close(db);
+    char path[600];
+    snprintf(path, sizeof path, "%s/train.db", h_dir());
+    /* at the device peak (the 8 MiB outside the allocator at step 1): the
+     * parameters and the state (5 + 5 MiB), 2 batches kept (512 KiB), the
+     * rest of its three segments (20 + 2 + 2 MiB) cached, to the byte */
+    report_says(path, ARGV("report"),
+                ARGV("  at the peak, by category: allocator_cache 13.50 MiB (42%), other 8.50 MiB (27%), parameters 5.00 "
+                     "MiB (16%), optimizer_state 5.00 MiB (16%)\n",
+                     "  peak ledger: 10.50 MiB in 6 tensors + 13.50 MiB cached in the caching allocator's 3 segments + "
+                     "8.00 MiB outside it = 32.00 MiB (5 rows):\n",
+                     "     13.50 MiB  42.2%      3x  allocator_cache  [free blocks cached in the caching allocator's "
+                     "segments]\n",
+                     /* the tensor peak: the backward of step 3 (3 batches kept by then); categories by identity
+                      * (tags) and by lifetime (the activation outlives its forward, the backward's temporary
+                      * lives within the step) */
+                     "  tensor peak 23.75 MiB at ",
+                     "torch.cuda.max_memory_allocated(); requested 23.75 MiB of it (requested peak 23.75 MiB)\n",
+                     "    by category: activations 6.00 MiB (25%), parameters 5.00 MiB (21%), gradients 5.00 MiB (21%), "
+                     "optimizer_state 5.00 MiB (21%), temporaries 2.00 MiB (8%), other 768.00 KiB (3%)\n",
+                     "  never freed: 9.00 MiB in leak chains, 13.00 MiB held by a caching allocator (not a leak), 10.00 "
+                     "MiB of tensors tagged as parameters, gradients, optimizer state, KV cache or buffers"));
+    /* the leak grows by one batch a step; the steps are the optimizer's */
+    report_says(path, ARGV("leaks", "--steps"),
+                ARGV("9.00 MiB never freed in 2 leak chains; 13.00 MiB held by a caching allocator at exit",
+                     "\ngrowing step after step (4 steps ended by the optimizer's step()): 1 stack\n",
+                     "+1  768.00 KiB in 4 allocations  [other]",
+                     "           live per step: 0 B 256.00 KiB 512.00 KiB 768.00 KiB\n", "            2  keep_batch\n"));
+    report_says(path, ARGV("report", "--format", "json"),
+                ARGV("\"layers\":{\"tensors\":11010048,\"tensors_requested\":11010048,\"tensor_count\":6,"
+                     "\"cached_free\":14155776,\"pending\":0,\"segments\":3,\"outside_allocator\":8388608,"
+                     "\"total\":33554432}",
+                     "{\"category\":\"optimizer_state\",\"bytes\":5242880,\"count\":2,\"requested\":5242880}"));
+}
+
+static void test_report_verdicts(void **state)
+{
+    (void)state;
+    struct run_result r;
+    sqlite3_close(run_torchalloc("frag", ENV("FAKECUDA_MEM_BYTES=67108864"), &r));
+    char path[600];
+    snprintf(path, sizeof path, "%s/frag.db", h_dir());
+    report_says(path, ARGV("report"),
+                ARGV("    (its cudaMalloc of a 20.00 MiB segment failed 2 times first)\n",
+                     "    verdict: fragmentation: 33.00 MiB cached free in 9 holes, largest 5.00 MiB < the 8.00 MiB "
+                     "asked; expandable segments would serve it (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)\n",
+                     "    live then (OOM ledger): 27.00 MiB in 9 tensors + 33.00 MiB cached in the caching allocator's 3 "
+                     "segments + 0 B outside it = 60.00 MiB:\n"));
+    report_says(path, ARGV("report", "--format", "json"),
+                ARGV("\"verdict\":{\"kind\":\"fragmentation\",\"asked\":8388608,\"cached_free\":34603008,"
+                     "\"holes\":9,\"largest_hole\":5242880,"));
+    sqlite3_close(run_torchalloc("demand", ENV("FAKECUDA_MEM_BYTES=67108864"), &r));
+    snprintf(path, sizeof path, "%s/demand.db", h_dir());
+    report_says(path, ARGV("report"),
+                ARGV("    verdict: demand: live tensors 32.00 MiB of the 32.00 MiB the allocator holds (0 B cached "
+                     "free, 100.00 MiB asked): the biggest are 32.00 MiB "));
+}
+
 /* ---- the Python job on the stand-in torch ---------------------------------- */
 
 static const char *src(const char *rel)
@@ -205,6 +293,25 @@ static const char *src(const char *rel)
     k = (k + 1) % 4;
     snprintf(buf[k], sizeof buf[k], "%s/%s", getenv("GL_SOURCE_ROOT"), rel);
     return buf[k];
+}
+
+/* The line of py_torch.py holding `marker`. */
+static int py_line(const char *marker)
+{
+    FILE *f = fopen(src("tests/progs/py_torch.py"), "r");
+    char line[512];
+    int n = 0;
+    assert_non_null(f);
+    while (fgets(line, sizeof line, f)) {
+        n++;
+        if (strstr(line, marker)) {
+            fclose(f);
+            return n;
+        }
+    }
+    fclose(f);
+    fail_msg("no '%s' in py_torch.py", marker);
+    return 0;
 }
 
 /* The stand-in torch in the scratch directory: its Python files, the
@@ -300,6 +407,14 @@ static void test_python_job(void **state)
                                "'optimizer.step'"),
                      3);
     assert_int_equal(h_int(db, "SELECT count(*) FROM annotations WHERE op = 'range_pop'"), 7);
+    /* the leak planted in the loop, by its line, over the optimizer's steps */
+    char path[600], want[200];
+    snprintf(path, sizeof path, "%s/job.db", h_dir());
+    snprintf(want, sizeof want, "<module> (%s:%d)\n", src("tests/progs/py_torch.py"), py_line("# LEAK"));
+    report_says(path, ARGV("leaks", "--steps"),
+                ARGV("\ngrowing step after step (3 steps ended by the optimizer's step()): ",
+                     "+1    1.00 KiB in 3 allocations  [other]", "           live per step: 0 B 512 B 1.00 KiB\n",
+                     want));
     /* the optimizer's temporaries: made and freed inside its step */
     assert_int_equal(h_int(db, "SELECT count(*) FROM tensor_blocks b JOIN annotations a ON a.seq = b.range_seq WHERE "
                                "a.label = 'optimizer.step' AND b.category IS NULL AND b.released_ns IS NOT NULL"),
@@ -335,6 +450,8 @@ int main(void)
         cmocka_unit_test_teardown(test_blocks_expandable, teardown),
         cmocka_unit_test_teardown(test_fragmentation_oom, teardown),
         cmocka_unit_test_teardown(test_demand_oom, teardown),
+        cmocka_unit_test_teardown(test_report_train, teardown),
+        cmocka_unit_test_teardown(test_report_verdicts, teardown),
         cmocka_unit_test_teardown(test_python_job, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -55,6 +55,7 @@ class Decoder(torch.nn.Module):
 
 
 x = torch.empty(256)
+kept = []  # the planted leak: a tensor kept every step
 model = Net()
 opt = torch.optim.AdamW(model.parameters())
 for step in range(3):
@@ -64,6 +65,7 @@ for step in range(3):
     opt.step()
     if step < 2:
         opt.zero_grad()
+    kept.append(torch.empty(512))  # LEAK
 
 dec = Decoder()
 for _ in range(3):

@@ -11,9 +11,15 @@
  *   torchalloc frag        an OOM with 33 MiB cached free in 9 holes, the
  *                          largest 5 MiB, for 8 MiB (FAKECUDA_MEM_BYTES=64 MiB)
  *   torchalloc demand      an OOM for 100 MiB with nothing cached (same)
+ *   torchalloc train       four training steps as the gpuledger package
+ *                          sees them (ranges "forward" and "optimizer.step",
+ *                          identity tags after each step, a mark "optimizer
+ *                          step N"), a batch kept every step and never
+ *                          freed, and a workspace outside the allocator
  * Output: "stats allocated_peak=N requested_peak=N reserved_peak=N
  * block_bytes=N allocs=N" (block_bytes: the sizes of all blocks handed out,
  * summed). */
+#include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -130,6 +136,66 @@ static void demand(void)
     take(100 * MiB); /* nothing cached: demand */
 }
 
+static void annotate(const char *fn, const char *label)
+{
+    void (*f)(const char *) = (void (*)(const char *))dlsym(RTLD_DEFAULT, fn);
+    if (f)
+        f(label);
+}
+
+/* the leak: a batch kept every step (appended to a list), never freed */
+static __attribute__((noinline)) void keep_batch(void)
+{
+    fa_malloc(256 * KiB, 0, NULL);
+}
+
+static __attribute__((noinline)) void *cublas_workspace(void)
+{
+    void *p = NULL;
+    cudaMalloc(&p, 8 * MiB);
+    return p;
+}
+
+static __attribute__((noinline)) void train(void)
+{
+    fa_init(0, 0);
+    fa_register();
+    uint64_t w1 = fa_malloc(4 * MiB, 0, NULL), w2 = fa_malloc(MiB, 0, NULL); /* the model */
+    tag(GPULEDGER_TAG_PARAMETERS, w1, 4 * MiB);
+    tag(GPULEDGER_TAG_PARAMETERS, w2, MiB);
+    uint64_t s1 = 0, s2 = 0;
+    for (int step = 0; step < 4; step++) {
+        annotate("gpuledger_range_push", "forward");
+        uint64_t act = fa_malloc(6 * MiB, 0, NULL); /* saved for backward */
+        fa_free(fa_malloc(512 * KiB, 0, NULL));     /* a temporary of the forward */
+        annotate("gpuledger_range_pop", NULL);
+        uint64_t g1 = fa_malloc(4 * MiB, 0, NULL), g2 = fa_malloc(MiB, 0, NULL); /* backward */
+        fa_free(fa_malloc(2 * MiB, 0, NULL)); /* a temporary of the backward */
+        fa_free(act);
+        annotate("gpuledger_range_push", "optimizer.step");
+        if (!s1) { /* the state, made at the first step */
+            s1 = fa_malloc(4 * MiB, 0, NULL);
+            s2 = fa_malloc(MiB, 0, NULL);
+        }
+        fa_free(fa_malloc(4 * MiB, 0, NULL)); /* the optimizer's temporary */
+        annotate("gpuledger_range_pop", NULL);
+        tag(GPULEDGER_TAG_GRADIENTS, g1, 4 * MiB);
+        tag(GPULEDGER_TAG_GRADIENTS, g2, MiB);
+        if (!step) {
+            tag(GPULEDGER_TAG_OPTIMIZER_STATE, s1, 4 * MiB);
+            tag(GPULEDGER_TAG_OPTIMIZER_STATE, s2, MiB);
+        }
+        char label[32];
+        snprintf(label, sizeof label, "optimizer step %d", step);
+        annotate("gpuledger_mark", label);
+        fa_free(g1); /* zero_grad(set_to_none=True) */
+        fa_free(g2);
+        keep_batch();
+        if (step == 1)
+            cublas_workspace();
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "basic";
@@ -143,6 +209,8 @@ int main(int argc, char **argv)
         frag();
     else if (!strcmp(what, "demand"))
         demand();
+    else if (!strcmp(what, "train"))
+        train();
     else
         return 2;
     struct fa_stats st;
