@@ -520,9 +520,10 @@ static void measure(const struct ival *regions, size_t nr, const struct ival *li
     gl_free_ratios(&fs);
     st->external_fragmentation = fs.external_fragmentation;
     st->largest_free_ratio = fs.largest_free_ratio;
+    st->unused_bytes = -1; /* a pool hands out what is asked, as far as it says */
 }
 
-#define HOLE_SAMPLES 64
+#define HOLE_SAMPLES GL_HOLE_SAMPLES
 
 struct sweep_ev {
     int64_t seq, ts;
@@ -745,12 +746,20 @@ int gl_holes(struct gl_run *r, const uint64_t *only, struct gl_pool_holes **out,
     }
     free(m);
     free(reg);
+    /* 3. PyTorch's caching allocator, per device: its own samples */
+    for (int k = 0; !only && k < r->ndevs; k++) {
+        struct gl_pool_holes *ph = r->devs[k].blocks ? next_entry(out, n, &cap) : NULL;
+        if (ph && gl_holes_allocator(r, r->devs[k].device, ph) != 1)
+            (*n)--; /* no samples (or out of memory): no entry */
+    }
     return 0;
 }
 
 const char *gl_pool_label(const struct gl_pool_holes *p, char *buf, size_t sz)
 {
-    if (!p->pool)
+    if (!strcmp(p->what, GL_HOLES_ALLOCATOR))
+        snprintf(buf, sz, "PyTorch's %s", p->what);
+    else if (!p->pool)
         snprintf(buf, sz, "default %s", p->what); /* cudaMallocAsync without a pool argument */
     else
         snprintf(buf, sz, "%s 0x%llx", p->what, (unsigned long long)p->pool);

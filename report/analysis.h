@@ -97,19 +97,25 @@ size_t gl_category_totals(const struct gl_groups *g, struct gl_cat_total *out, s
 
 /* ---- holes ---- */
 
+#define GL_HOLE_SAMPLES 64 /* a series: this many intervals, measured at both ends */
+
 struct gl_hole_stat {
     int64_t seq, ts_ns;
     uint64_t reserved, live, free, largest_free;
     uint64_t holes;
     double external_fragmentation; /* 1 - largest_free / free (freemap.h: gl_free_ratios) */
     double largest_free_ratio;     /* largest_free / free */
+    int64_t unused_bytes; /* bytes of live blocks beyond what they asked for (internal
+                             fragmentation: unused / live); -1: not known */
 };
 
+#define GL_HOLES_ALLOCATOR "caching allocator" /* gl_pool_holes.what of PyTorch's allocator */
+
 struct gl_pool_holes {
-    const char *what;  /* "async pool", "vmm reservation" */
+    const char *what;  /* "async pool", "vmm reservation", GL_HOLES_ALLOCATOR */
     uint64_t pool;     /* pool handle, or reservation address */
     int device;
-    uint64_t regions;  /* address regions the pool ever used */
+    uint64_t regions;  /* address regions the pool ever used (the allocator: its samples) */
     uint64_t sampled_reserved; /* the pool's own reserved figure, highest sample (0: none) */
     struct gl_hole_stat worst, end; /* worst: most free bytes outside the largest free block */
     struct gl_hole_stat *series;
@@ -118,12 +124,19 @@ struct gl_pool_holes {
 };
 
 /* Hole density of every stream-ordered pool (address-level: regions are
- * the merged extents of everything the pool ever handed out) and every
- * reserved VA range (mapped vs unmapped); only the pool (or reservation)
- * *only when it is not NULL (0 is the device's default pool). */
+ * the merged extents of everything the pool ever handed out), every
+ * reserved VA range (mapped vs unmapped) and PyTorch's caching allocator on
+ * each device (its samples: holes_allocator.c); only the pool (or
+ * reservation) *only when it is not NULL (0 is the device's default pool). */
 int gl_holes(struct gl_run *r, const uint64_t *only, struct gl_pool_holes **out, size_t *n);
-/* "async pool 0x55…", "default async pool", "vmm reservation 0x7f…" */
+/* "async pool 0x55…", "default async pool", "vmm reservation 0x7f…",
+ * "PyTorch's caching allocator" */
 const char *gl_pool_label(const struct gl_pool_holes *p, char *buf, size_t sz);
 void gl_holes_free(struct gl_pool_holes *h, size_t n);
+/* PyTorch's caching allocator on `device` from its samples
+ * (allocator_samples): the worst moment over all of them, the last, and a
+ * series of at most 65 that holds both. 1: filled; 0: no samples; -1: out
+ * of memory. */
+int gl_holes_allocator(struct gl_run *r, int device, struct gl_pool_holes *ph);
 
 #endif

@@ -67,6 +67,7 @@ struct gl_device {
     uint64_t tensor_peak;           /* block bytes of live tensors (max_memory_allocated) */
     int64_t tensor_peak_seq, tensor_peak_ns;
     uint64_t requested_peak;        /* requested bytes, allocation to reuse (requested_bytes.all.peak) */
+    uint64_t reserved_peak;         /* its segments' bytes (max_memory_reserved), as the recorder replayed it */
     struct gl_point *timeline; /* downsampled, each bucket's maximum */
     size_t ntimeline;
 };

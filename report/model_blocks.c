@@ -13,7 +13,8 @@
  *    temporaries; made inside a forward (range "forward"): activations
  *    when it outlives that forward, temporaries when not; otherwise
  *    temporaries when made and freed within one step;
- *  - the ledger's rows (gl_is_item) and each device's tensor peak.
+ *  - the ledger's rows (gl_is_item) and each device's tensor peak (and its
+ *    reserved peak, from block_stats).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -226,6 +227,13 @@ static int tensor_peaks(struct gl_run *r)
         }
     }
     free(d);
+    /* the reserved peak: the recorder's replay of the allocator (block_stats) */
+    for (int k = 0; k < r->ndevs; k++) {
+        char sql[96];
+        snprintf(sql, sizeof sql, "SELECT reserved_peak FROM block_stats WHERE device = %d", r->devs[k].device);
+        int64_t v = r->devs[k].blocks ? gl_db_int(r->db, sql, 0) : 0;
+        r->devs[k].reserved_peak = v > 0 ? (uint64_t)v : 0;
+    }
     /* the time of each tensor peak */
     for (size_t i = 0; i < r->nallocs; i++) {
         const struct gl_alloc *a = &r->allocs[i];

@@ -17,7 +17,8 @@ void gl_render_holes_text(FILE *f, const struct gl_run *r, const struct gl_pool_
                           int series);
 void gl_render_holes_json(struct gl_json *j, const struct gl_run *r, const struct gl_pool_holes *h, size_t nh);
 /* The figures of a hole statistic as members (reserved, live, free,
- * largest_free, external_fragmentation, largest_free_ratio, holes). */
+ * largest_free, external_fragmentation, largest_free_ratio, holes, and where
+ * known unused_bytes and internal_fragmentation). */
 void gl_jw_hole_figures(struct gl_json *j, const struct gl_hole_stat *h);
 
 /* leaks: one process's chains and growing stacks (top: chains shown) */

@@ -1,10 +1,19 @@
-/* render_holes.c — the holes view (gl_holes: per pool and reserved range,
- * the worst moment, the end and a series) as text and as JSON. */
+/* render_holes.c — the holes view (gl_holes: per pool, reserved range and
+ * caching allocator, the worst moment, the end and a series) as text and
+ * as JSON. */
 #include <inttypes.h>
+#include <string.h>
 
 #include "escape.h"
 #include "out.h"
 #include "render.h"
+
+/* Internal fragmentation: the live bytes no request asked for, as a share
+ * of them (as heaps count it). */
+static double internal(const struct gl_hole_stat *h)
+{
+    return h->live && h->unused_bytes > 0 ? (double)h->unused_bytes / (double)h->live : 0.0;
+}
 
 void gl_render_holes_text(FILE *f, const struct gl_run *r, const struct gl_pool_holes *h, size_t nh, size_t nheaps,
                           int series)
@@ -17,28 +26,37 @@ void gl_render_holes_text(FILE *f, const struct gl_run *r, const struct gl_pool_
         fprintf(f, "no stream-ordered pools, reserved ranges or heaps in this run\n");
     for (size_t k = 0; k < nh; k++) {
         const struct gl_pool_holes *p = &h[k];
-        fprintf(f, "%s on device %d (%" PRIu64 " region%s", gl_pool_label(p, name, sizeof name), p->device,
-                p->regions, gl_s(p->regions));
+        fprintf(f, "%s on device %d (%" PRIu64 " %s%s", gl_pool_label(p, name, sizeof name), p->device,
+                p->regions, strcmp(p->what, GL_HOLES_ALLOCATOR) ? "region" : "sample", gl_s(p->regions));
         if (p->sampled_reserved)
             fprintf(f, "; the pool itself reported up to %s reserved", gl_fmt_bytes(p->sampled_reserved, b1, sizeof b1));
         fprintf(f, ")\n");
         const struct gl_hole_stat *w[2] = {&p->worst, &p->end};
         const char *label[2] = {"worst", "end"};
-        for (int q = 0; q < 2; q++)
+        for (int q = 0; q < 2; q++) {
             fprintf(f,
                     "  %-5s %s: reserved %s, live %s, free %s in %" PRIu64 " hole%s, largest %s, external "
-                    "fragmentation %.3f, largest_free_ratio %.3f\n",
+                    "fragmentation %.3f, largest_free_ratio %.3f",
                     label[q], gl_fmt_rel(r, w[q]->ts_ns, t, sizeof t),
                     gl_fmt_bytes(w[q]->reserved, b1, sizeof b1), gl_fmt_bytes(w[q]->live, b2, sizeof b2),
                     gl_fmt_bytes(w[q]->free, b3, sizeof b3), w[q]->holes, gl_s(w[q]->holes),
                     gl_fmt_bytes(w[q]->largest_free, b4, sizeof b4), w[q]->external_fragmentation,
                     w[q]->largest_free_ratio);
-        for (size_t s = 0; series && s < p->nseries; s++)
-            fprintf(f, "    %s live %s free %s holes %" PRIu64 " largest %s frag %.3f\n",
-                    gl_fmt_rel(r, p->series[s].ts_ns, t, sizeof t),
-                    gl_fmt_bytes(p->series[s].live, b1, sizeof b1), gl_fmt_bytes(p->series[s].free, b2, sizeof b2),
-                    p->series[s].holes, gl_fmt_bytes(p->series[s].largest_free, b3, sizeof b3),
-                    p->series[s].external_fragmentation);
+            if (w[q]->unused_bytes >= 0)
+                fprintf(f, ", internal fragmentation %.3f (%s unused)", internal(w[q]),
+                        gl_fmt_bytes((uint64_t)w[q]->unused_bytes, b1, sizeof b1));
+            fputc('\n', f);
+        }
+        for (size_t s = 0; series && s < p->nseries; s++) {
+            const struct gl_hole_stat *x = &p->series[s];
+            fprintf(f, "    %s live %s free %s holes %" PRIu64 " largest %s frag %.3f",
+                    gl_fmt_rel(r, x->ts_ns, t, sizeof t), gl_fmt_bytes(x->live, b1, sizeof b1),
+                    gl_fmt_bytes(x->free, b2, sizeof b2), x->holes, gl_fmt_bytes(x->largest_free, b3, sizeof b3),
+                    x->external_fragmentation);
+            if (x->unused_bytes >= 0)
+                fprintf(f, " internal %.3f", internal(x));
+            fputc('\n', f);
+        }
     }
 }
 
@@ -51,6 +69,10 @@ void gl_jw_hole_figures(struct gl_json *j, const struct gl_hole_stat *h)
     gl_jw_num(j, "external_fragmentation", "%.6f", h->external_fragmentation);
     gl_jw_num(j, "largest_free_ratio", "%.6f", h->largest_free_ratio);
     gl_jw_u64(j, "holes", h->holes);
+    if (h->unused_bytes >= 0) { /* the caching allocator's blocks, as for heaps */
+        gl_jw_i64(j, "unused_bytes", h->unused_bytes);
+        gl_jw_num(j, "internal_fragmentation", "%.6f", internal(h));
+    }
 }
 
 void gl_render_holes_json(struct gl_json *j, const struct gl_run *r, const struct gl_pool_holes *h, size_t nh)

@@ -166,6 +166,7 @@ static void device(struct gl_json *j, struct gl_dossier *ds, struct gl_dev_view 
         gl_jw_u64(j, "bytes", v->dev->tensor_peak);
         gl_jw_u64(j, "requested", v->tensor_peak.tensors_requested);
         gl_jw_u64(j, "requested_peak", v->dev->requested_peak);
+        gl_jw_u64(j, "reserved_peak", v->dev->reserved_peak);
         gl_jw_i64(j, "ts_ns", v->dev->tensor_peak_ns);
         gl_jw_i64(j, "seq", v->dev->tensor_peak_seq);
         groups(j, "ledger", ds, &v->tensor_peak, top, 0);

@@ -150,7 +150,8 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
             fprintf(f, "  tensor peak %s at %s (event %" PRId64 "): torch.cuda.max_memory_allocated(); requested %s of it",
                     gl_fmt_bytes(dv->tensor_peak, b, sizeof b), gl_fmt_rel(r, dv->tensor_peak_ns, t, sizeof t),
                     dv->tensor_peak_seq, gl_fmt_bytes(v->tensor_peak.tensors_requested, u, sizeof u));
-            fprintf(f, " (requested peak %s)\n", gl_fmt_bytes(dv->requested_peak, w, sizeof w));
+            fprintf(f, " (requested peak %s); its segments' peak %s: torch.cuda.max_memory_reserved()\n",
+                    gl_fmt_bytes(dv->requested_peak, w, sizeof w), gl_fmt_bytes(dv->reserved_peak, x, sizeof x));
             ledger(f, ds, "    by category:", v->tensor_cats, v->ntensor_cats, "  tensor peak ledger", &v->tensor_peak,
                    top);
         }

@@ -227,8 +227,11 @@ static void test_report_train(void **state)
     sqlite3 *db = run_torchalloc("train", NULL, &r);
     same_stats(db, r.out);
     sqlite3_close(db);
-    char path[600];
+    char path[600], reserved[96];
     snprintf(path, sizeof path, "%s/train.db", h_dir());
+    /* the reserved peak the report shows = the allocator's own */
+    snprintf(reserved, sizeof reserved, "\"requested_peak\":24903680,\"reserved_peak\":%lld,",
+             stat_of(r.out, "reserved_peak"));
     /* at the device peak (the 8 MiB outside the allocator at step 1): the
      * parameters and the state (5 + 5 MiB), 2 batches kept (512 KiB), the
      * rest of its three segments (20 + 2 + 2 MiB) cached, to the byte */
@@ -243,7 +246,8 @@ static void test_report_train(void **state)
                       * (tags) and by lifetime (the activation outlives its forward, the backward's temporary
                       * lives within the step) */
                      "  tensor peak 23.75 MiB at ",
-                     "torch.cuda.max_memory_allocated(); requested 23.75 MiB of it (requested peak 23.75 MiB)\n",
+                     "torch.cuda.max_memory_allocated(); requested 23.75 MiB of it (requested peak 23.75 MiB); its "
+                     "segments' peak 24.00 MiB: torch.cuda.max_memory_reserved()\n",
                      "    by category: activations 6.00 MiB (25%), parameters 5.00 MiB (21%), gradients 5.00 MiB (21%), "
                      "optimizer_state 5.00 MiB (21%), temporaries 2.00 MiB (8%), other 768.00 KiB (3%)\n",
                      "  never freed: 9.00 MiB in leak chains, 13.00 MiB held by a caching allocator (not a leak), 10.00 "
@@ -258,7 +262,8 @@ static void test_report_train(void **state)
                 ARGV("\"layers\":{\"tensors\":11010048,\"tensors_requested\":11010048,\"tensor_count\":6,"
                      "\"cached_free\":14155776,\"pending\":0,\"segments\":3,\"outside_allocator\":8388608,"
                      "\"total\":33554432}",
-                     "{\"category\":\"optimizer_state\",\"bytes\":5242880,\"count\":2,\"requested\":5242880}"));
+                     "{\"category\":\"optimizer_state\",\"bytes\":5242880,\"count\":2,\"requested\":5242880}",
+                     reserved));
 }
 
 static void test_report_verdicts(void **state)
@@ -277,6 +282,17 @@ static void test_report_verdicts(void **state)
     report_says(path, ARGV("report", "--format", "json"),
                 ARGV("\"verdict\":{\"kind\":\"fragmentation\",\"asked\":8388608,\"cached_free\":34603008,"
                      "\"holes\":9,\"largest_hole\":5242880,"));
+    /* the allocator's holes over time: the worst moment is the OOM's (and
+     * the end is the same), 1 - 5/33 of the free bytes scattered */
+    report_says(path, ARGV("holes"),
+                ARGV("PyTorch's caching allocator on device 0 (",
+                     ": reserved 60.00 MiB, live 27.00 MiB, free 33.00 MiB in 9 holes, largest 5.00 MiB, external "
+                     "fragmentation 0.848, largest_free_ratio 0.152, internal fragmentation 0.000 (0 B unused)\n"));
+    report_says(path, ARGV("holes", "--format", "json"),
+                ARGV("\"kind\":\"caching allocator\",\"device\":0,",
+                     "\"reserved\":62914560,\"live\":28311552,\"free\":34603008,\"largest_free\":5242880,"
+                     "\"external_fragmentation\":0.848485,\"largest_free_ratio\":0.151515,\"holes\":9,"
+                     "\"unused_bytes\":0,\"internal_fragmentation\":0.000000}"));
     sqlite3_close(run_torchalloc("demand", ENV("FAKECUDA_MEM_BYTES=67108864"), &r));
     snprintf(path, sizeof path, "%s/demand.db", h_dir());
     report_says(path, ARGV("report"),
