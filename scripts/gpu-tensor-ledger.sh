@@ -17,9 +17,11 @@
 #    built under `with torch.device("cuda")`, and with expandable segments;
 #    HF generate(); a fragmentation OOM and a demand OOM; and
 #    scripts/gpu/torch_train.py --leak with no marks (leaks --steps);
-#    scripts/gpu/ledger_check.py compares each database with PyTorch's own
+#    scripts/gpu/ledger_check.py compares each database, and the report's
+#    own JSON (report, report --at, leaks --steps), with PyTorch's own
 #    figures (peaks, the blocks live at the end, parameters, optimizer state,
-#    KV cache, the ledger at the device peak, the holes at an OOM);
+#    KV cache, the ledger at the device peak, the allocator's holes, the
+#    OOM verdicts, the steps and the leaking line);
 # 3. the cost, in-process: scripts/gpu/torch_alloc_ab.py both (rounds of off
 #    / gpuledger / _record_memory_history(stacks="python"), 9+ each, medians;
 #    3 processes; gpuledger with its default stacks and with --python only),
@@ -100,15 +102,17 @@ echo "-- leak (torch_train.py --leak, no marks)"
 "$GL" run -q --torch blocks -o "$W/leak.db" -- $PY "$S/torch_train.py" --steps 12 --leak >"$W/leak.out" 2>&1
 line=$(grep -n "LEAKED.append" "$S/torch_train.py" | head -1 | cut -d: -f1)
 "$GL" leaks --steps "$W/leak.db" >"$W/leak.txt" 2>&1
-sed -n '1,40p' "$W/leak.txt" | cut -c1-160
-grep -qi "optimizer" "$W/leak.txt"; o=$?
-grep -q "torch_train.py:$line" "$W/leak.txt"; l=$?
-result "leaks --steps: steps from the optimizer" $((o == 0)) "$(grep -i -m1 optimizer "$W/leak.txt" | cut -c1-120)"
-result "leaks --steps: names the leaking line torch_train.py:$line" $((l == 0)) \
-  "$(grep -m1 "torch_train.py" "$W/leak.txt" | sed 's/^ *//' | cut -c1-120)"
+grep -A12 "^steps:" "$W/leak.txt" | cut -c1-160
+$PY "$S/ledger_check.py" "$W/leak.db" --report "$GL" --leak-line "$line" --steps 12 --label leak >"$W/leak.chk" 2>&1
+cat "$W/leak.chk"
+count "$W/leak.chk"
 echo "-- report of the Llama run (text, first lines)"
 "$GL" report "$W/llama-lora.db" 2>&1 | head -60 | cut -c1-200
 "$GL" report "$W/frag-oom.db" 2>&1 | grep -i -A8 "out of memory" | head -20 | cut -c1-200
+echo "-- the caching allocator's holes (gpuledger holes)"
+for db in llama-lora llama-lora-expandable frag-oom; do
+  "$GL" holes "$W/$db.db" 2>&1 | grep -A2 "caching allocator" | cut -c1-220
+done
 fi
 
 if [ "$PART" = all ] || [ "$PART" = cost ]; then

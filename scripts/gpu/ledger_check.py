@@ -3,9 +3,16 @@ workload with what PyTorch said (its --json), and print one PASS/FAIL line
 per check of the tensor ledger, with the numbers:
 
   python3 ledger_check.py RUN.db RUN.json [--label NAME] [--report GPULEDGER]
+  python3 ledger_check.py LEAK.db --report GPULEDGER --leak-line N [--steps S]
 
 Reads the database with Python's sqlite3 (the device has no sqlite3
-command); with --report, also checks `gpuledger report --format json`.
+command); with --report, also checks the report's own output (`gpuledger
+report --format json`, and `--at 'generate done'` for the KV cache): the
+tensor, requested and reserved peaks, the one ledger at the device peak,
+parameters, optimizer state and KV cache by identity, the caching
+allocator's holes, the OOM verdict. --leak-line: a torch_train.py --leak
+run, whose `leaks --steps` must take its steps from the optimizer and name
+line N.
 Exit status: the number of FAILs (0: all passed).
 """
 import argparse
@@ -36,6 +43,8 @@ def mib(x):
 
 
 class Run:
+    reserved_at_device_peak = None
+
     def __init__(self, path):
         self.db = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
         self.ev = self.db.execute(
@@ -93,14 +102,145 @@ class Run:
         return {handle for addr, handle in rows if any(lo <= addr < hi for lo, hi in ranges)}
 
 
+def gl_json(gl, *args):
+    """`gpuledger ARGS... --format json`, parsed; (None, error) when it fails."""
+    r = subprocess.run([gl, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        return None, "exit %d: %s" % (r.returncode, r.stderr.strip()[:200])
+    try:
+        return json.loads(r.stdout), ""
+    except ValueError as e:
+        return None, "not JSON: %s" % e
+
+
+def device0(rep):
+    for d in rep["processes"][0]["devices"]:
+        if d["device"] == 0:
+            return d
+    return None
+
+
+def requested_of(cats, name):
+    return sum(c.get("requested", 0) for c in cats if c["category"] == name)
+
+
+def report_checks(gl, db, run, t, peak_seq):
+    """The report's own figures (gpuledger report --format json), against
+    PyTorch's and against the database."""
+    rep, err = gl_json(gl, "report", "--format", "json", "--top", "1000000", db)
+    check("report --format json runs", rep is not None, err or "ok")
+    dev = device0(rep) if rep else None
+    if not dev:
+        if rep:
+            check("report: device 0", False, "no device 0 in the report")
+        return
+    tp = dev.get("tensor_peak") or {}
+    check("report: tensor peak = max_memory_allocated", tp.get("bytes") == t["max_memory_allocated"],
+          "%s vs %d" % (tp.get("bytes"), t["max_memory_allocated"]))
+    check("report: requested peak = requested_bytes.all.peak", tp.get("requested_peak") == t["requested_peak"],
+          "%s vs %d" % (tp.get("requested_peak"), t["requested_peak"]))
+    check("report: reserved peak = max_memory_reserved", tp.get("reserved_peak") == t["max_memory_reserved"],
+          "%s vs %d" % (tp.get("reserved_peak"), t["max_memory_reserved"]))
+    # one ledger at the device peak: its rows sum to the CUDA total, the
+    # allocator's part is its segments then, every other row has a stack
+    pk = dev["peak"]
+    lay = pk.get("layers") or {}
+    rows = pk.get("ledger", [])
+    alloc_part = lay.get("tensors", 0) + lay.get("cached_free", 0) + lay.get("pending", 0)
+    check("report: at the device peak, tensors + cached + outside = the CUDA total",
+          lay.get("total") == pk["bytes"] and sum(r["bytes"] for r in rows) == pk["bytes"],
+          "%s = %s tensors + %s cached + %s pending + %s outside; rows sum to %s; device peak %s" % (
+              mib(lay.get("total", 0)), mib(lay.get("tensors", 0)), mib(lay.get("cached_free", 0)),
+              mib(lay.get("pending", 0)), mib(lay.get("outside_allocator", 0)), mib(sum(r["bytes"] for r in rows)),
+              mib(pk["bytes"])))
+    if run.reserved_at_device_peak is not None:
+        check("report: at the device peak, tensors + cached = the allocator's segments",
+              alloc_part == run.reserved_at_device_peak,
+              "%d vs %d from its segment events" % (alloc_part, run.reserved_at_device_peak))
+    unnamed = [r for r in rows if r.get("row") != "cached_free" and not r.get("frames")]
+    check("report: at the device peak, every other row named by a stack", not unnamed,
+          "%d rows, %d without frames (%s)" % (len(rows), len(unnamed), mib(sum(r["bytes"] for r in unnamed))))
+    # identity: parameters and optimizer state at the tensor peak (requested
+    # bytes), as the model and the optimizer count them
+    cats = tp.get("categories", [])
+    for cat, key, whose in (("parameters", "param_bytes", "model"),
+                            ("optimizer_state", "optimizer_state_bytes", "optimizer")):
+        if t.get(key):
+            got = requested_of(cats, cat)
+            check("report: %s at the tensor peak = from the %s" % (cat, whose), got == t[key],
+                  "%d vs %d (%s)" % (got, t[key], mib(t[key])))
+    if t.get("kv_cache_bytes"):
+        at, err = gl_json(gl, "report", "--format", "json", "--top", "1000000", "--at", "generate done", db)
+        atd = device0(at).get("at", {}) if at and device0(at) else {}
+        got = requested_of(atd.get("categories", []), "kv_cache")
+        check("report: kv_cache at 'generate done' = from the model", got == t["kv_cache_bytes"],
+              "%d vs %d (%s)%s" % (got, t["kv_cache_bytes"], mib(t["kv_cache_bytes"]), " " + err if err else ""))
+    # holes over time: the caching allocator's series, the last one = the
+    # last sample in the database, fragmentation by the shared arithmetic
+    ah = [h for h in dev.get("holes", []) if h.get("kind") == "caching allocator"]
+    last = run.db.execute("SELECT cached_free, holes, largest_hole, active - requested FROM allocator_samples "
+                          "WHERE device = 0 ORDER BY seq DESC, rowid DESC LIMIT 1").fetchone()
+    if not ah:
+        check("report: the caching allocator's holes over time", False, "no 'caching allocator' entry in holes")
+    elif last:
+        e = ah[0]["end"]
+        frag = 1 - e["largest_free"] / e["free"] if e["free"] else 0.0
+        check("report: the caching allocator's holes at the end = the last sample",
+              (e["free"], e["holes"], e["largest_free"], e.get("unused_bytes")) == tuple(last)
+              and abs(e["external_fragmentation"] - frag) < 1e-6,
+              "%s free in %d holes, largest %s, external fragmentation %.3f, %s unused vs %s in %d, largest %s, "
+              "%s unused" % (mib(e["free"]), e["holes"], mib(e["largest_free"]), e["external_fragmentation"],
+                             mib(e.get("unused_bytes") or 0), mib(last[0]), last[1], mib(last[2]), mib(last[3])))
+    # an OOM: the verdict and the holes then, against the allocator's snapshot
+    if t.get("oom"):
+        ooms = [o for o in dev.get("oom", []) if o.get("api") == "CUDACachingAllocator"]
+        v = ooms[0].get("verdict") if ooms else None
+        want = "fragmentation" if t["workload"] == "frag-oom" else "demand"
+        h = t["holes_at_oom"]
+        check("report: OOM verdict", v is not None and v["kind"] == want,
+              "%s, want %s%s" % (v["kind"] if v else "none", want, (": " + v["text"][:200]) if v else ""))
+        if v:
+            check("report: holes at the OOM = the allocator's snapshot",
+                  (v["cached_free"], v["holes"], v["largest_hole"]) == (h["cached_free"], h["holes"], h["largest"]),
+                  "%s in %d holes, largest %s vs %s in %d, largest %s" % (
+                      mib(v["cached_free"]), v["holes"], mib(v["largest_hole"]), mib(h["cached_free"]), h["holes"],
+                      mib(h["largest"])))
+
+
+def leak_checks(gl, db, line, steps):
+    """torch_train.py --leak (no marks): `leaks --steps` takes its steps
+    from the optimizer and names the leaking line."""
+    rep, err = gl_json(gl, "leaks", "--steps", "--format", "json", db)
+    p = rep["processes"][0] if rep else {}
+    check("leaks --steps: steps from the optimizer", p.get("steps_from") == "optimizer" and p.get("steps") == steps,
+          "steps_from %s, %s steps (want optimizer, %d)%s" % (p.get("steps_from"), p.get("steps"), steps,
+                                                              " " + err if err else ""))
+    where = "torch_train.py:%d" % line
+
+    def lines(g):
+        return ["%s:%s" % (f.get("file") or "", f.get("line")) for f in g.get("frames", []) if f.get("python")]
+    grow = p.get("growing") or []
+    hit = [g for g in grow if any(x.endswith(where) for x in lines(g))]
+    g = hit[0] if hit else (grow[0] if grow else {})
+    check("leaks --steps: names the leaking line %s" % where, bool(hit),
+          "%s of %d growing stacks; it grows %s over the steps; its Python lines: %s" % (
+              "#%d" % (grow.index(g) + 1) if hit else "none", len(grow), mib(g.get("growth_bytes", 0)),
+              ", ".join(x.rsplit("/", 1)[-1] for x in lines(g)[:6])))
+
 def main():
     global label
     ap = argparse.ArgumentParser()
     ap.add_argument("db")
-    ap.add_argument("json")
+    ap.add_argument("json", nargs="?", help="what PyTorch said (torch_ledger.py --json)")
     ap.add_argument("--label", default="")
-    ap.add_argument("--report", help="path of the gpuledger command: also check its JSON report")
+    ap.add_argument("--report", help="path of the gpuledger command: also check its own output")
+    ap.add_argument("--leak-line", type=int, help="torch_train.py --leak: the line that leaks (with --report)")
+    ap.add_argument("--steps", type=int, default=12, help="with --leak-line: the optimizer steps it made")
     args = ap.parse_args()
+    if args.leak_line:
+        label = args.label or "leak"
+        leak_checks(args.report, args.db, args.leak_line, args.steps)
+        return
     t = json.load(open(args.json))
     label = args.label or t.get("workload", "")
     run = Run(args.db)
@@ -170,6 +310,7 @@ def main():
         nxt = [e for e in run.ev if dseq < e[0] < after and e[2] == K_BLOCK]
         at = after if not nxt else dseq
         reserved = run.segments_at(at)
+        run.reserved_at_device_peak = reserved
         tensors = sum(b[2] for s_, b in run.live_blocks(dseq))
         check("at the device peak: allocator segments = its reserved bytes", mine == reserved,
               "CUDA allocations of the allocator %d vs its segments %d (after event %d)" % (mine, reserved, at))
@@ -199,9 +340,7 @@ def main():
             else:
                 check("holes at the OOM sampled", False, "no allocator_samples row at seq %d" % row[0])
     if args.report:
-        r = subprocess.run([args.report, "report", "--format", "json", args.db], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
-        check("gpuledger report --format json", r.returncode == 0, (r.stderr.strip() or "ok")[:200])
+        report_checks(args.report, args.db, run, t, peak_seq)
 
 
 if __name__ == "__main__":
