@@ -177,7 +177,7 @@ int cmd_run(int argc, char **argv)
     if (find_library(lib, sizeof lib))
         return 2;
     /* Python processes: the gpuledger package (PyTorch's allocator, hooks) */
-    if ((!getenv("GPULEDGER_TORCH") && gl_run_set_torch_mode("segments")) || gl_run_set_pythonpath(quiet)) {
+    if ((!getenv("GPULEDGER_TORCH") && gl_run_set_torch_mode("blocks")) || gl_run_set_pythonpath(quiet)) {
         fprintf(stderr, "gpuledger run: out of memory\n");
         return 2;
     }

@@ -16,7 +16,8 @@
 #    gradient checkpointing, each with the default allocator, with the model
 #    built under `with torch.device("cuda")`, and with expandable segments;
 #    HF generate(); a fragmentation OOM and a demand OOM; and
-#    scripts/gpu/torch_train.py --leak with no marks (leaks --steps);
+#    scripts/gpu/torch_train.py --leak with no marks (leaks --steps), and
+#    plain `gpuledger run` (no --torch: blocks are the default);
 #    scripts/gpu/ledger_check.py compares each database, and the report's
 #    own JSON (report, report --at, leaks --steps), with PyTorch's own
 #    figures (peaks, the blocks live at the end, parameters, optimizer state,
@@ -102,10 +103,17 @@ echo "-- leak (torch_train.py --leak, no marks)"
 "$GL" run -q --torch blocks -o "$W/leak.db" -- $PY "$S/torch_train.py" --steps 12 --leak >"$W/leak.out" 2>&1
 line=$(grep -n "LEAKED.append" "$S/torch_train.py" | head -1 | cut -d: -f1)
 "$GL" leaks --steps "$W/leak.db" >"$W/leak.txt" 2>&1
-grep -A12 "^steps:" "$W/leak.txt" | cut -c1-160
+grep -A12 "^growing step after step" "$W/leak.txt" | cut -c1-160
 $PY "$S/ledger_check.py" "$W/leak.db" --report "$GL" --leak-line "$line" --steps 12 --label leak >"$W/leak.chk" 2>&1
 cat "$W/leak.chk"
 count "$W/leak.chk"
+echo "-- the default mode (gpuledger run without --torch): blocks"
+"$GL" run -q -o "$W/default.db" -- $PY "$S/torch_train.py" --steps 3 >"$W/default.out" 2>&1
+n=$($PY -c 'import sqlite3, sys
+print(sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True).execute(
+    "SELECT count(*) FROM event_log WHERE kind = 11").fetchone()[0])' "$W/default.db" 2>&1 | tail -1)
+ok=0; [ "$n" -gt 0 ] 2>/dev/null && ok=1
+result "gpuledger run without --torch records the tensor blocks" $ok "$n block events ($(grep -m1 "^gpuledger:" "$W/default.out" | cut -c1-120))"
 echo "-- report of the Llama run (text, first lines)"
 "$GL" report "$W/llama-lora.db" 2>&1 | head -60 | cut -c1-200
 "$GL" report "$W/frag-oom.db" 2>&1 | grep -i -A8 "out of memory" | head -20 | cut -c1-200

@@ -22,7 +22,7 @@ def _off(var):
 
 def on_torch(torch):
     """torch has just been imported."""
-    if os.environ.get("GPULEDGER_TORCH", "segments") == "blocks":  # --torch; the launcher's default
+    if os.environ.get("GPULEDGER_TORCH", "blocks") == "blocks":  # --torch; the launcher's default
         from . import shim
         try:
             shim.attach(torch)

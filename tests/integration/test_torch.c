@@ -349,6 +349,7 @@ static void stand_in_torch(void)
         fail_msg("setting up the stand-in torch: %s", r.err);
 }
 
+/* The job under gpuledger run --torch MODE (NULL: no --torch, the default). */
 static sqlite3 *run_job(struct run_result *r, const char *db, const char *mode, const char *hooks)
 {
     static char env[4][1200];
@@ -358,9 +359,13 @@ static sqlite3 *run_job(struct run_result *r, const char *db, const char *mode, 
     snprintf(env[3], sizeof env[3], "GPULEDGER_TORCH_HOOKS=%s", hooks);
     static char path[600];
     snprintf(path, sizeof path, "%s/%s", h_dir(), db);
-    h_run(r, ENV(env[0], env[1], env[2], env[3]),
-          ARGV(GL, "run", "-q", "--torch", mode, "-o", path, "--", "/usr/bin/env", "python3",
-               src("tests/progs/py_torch.py")));
+    if (mode)
+        h_run(r, ENV(env[0], env[1], env[2], env[3]),
+              ARGV(GL, "run", "-q", "--torch", mode, "-o", path, "--", "/usr/bin/env", "python3",
+                   src("tests/progs/py_torch.py")));
+    else
+        h_run(r, ENV(env[0], env[1], env[2], env[3]),
+              ARGV(GL, "run", "-q", "-o", path, "--", "/usr/bin/env", "python3", src("tests/progs/py_torch.py")));
     if (r->status != 0)
         fail_msg("py_torch.py: exit %d\n%s\n%s", r->status, r->out, r->err);
     return h_open(path);
@@ -390,9 +395,9 @@ static void test_python_job(void **state)
         skip(); /* no C++ compiler: no stand-in libc10_cuda, no shim */
     stand_in_torch();
     struct run_result r;
-    sqlite3 *db = run_job(&r, "job.db", "blocks", "1");
-    /* the launcher's sitecustomize ran, and the user's after it; the shim was
-     * built once and attached at the first segment */
+    sqlite3 *db = run_job(&r, "job.db", NULL, "1");
+    /* blocks by default: the launcher's sitecustomize ran, and the user's
+     * after it; the shim was built once and attached at the first segment */
     if (!strstr(r.err, "user sitecustomize ran"))
         fail_msg("the user's sitecustomize did not run:\n%s", r.err);
     assert_non_null(strstr(r.err, "building the PyTorch allocator shim for torch 2.11.0+stub"));
