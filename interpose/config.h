@@ -33,7 +33,7 @@ struct gl_config {
     int clock_tsc;         /* GPULEDGER_CLOCK: 1 auto (the TSC where invariant), 0 monotonic */
     int nvml;              /* GPULEDGER_NVML: the process's own figure from NVML (usage.c) */
     const char *nvml_lib;  /* GPULEDGER_NVML_LIB: the libnvidia-ml to load */
-    const char *manifest;  /* GPULEDGER_MANIFEST: file the launcher reads back */
+    const char *manifest;  /* GPULEDGER_MANIFEST: "@name", the launcher's socket (launcher_link.h) */
     int preloaded;         /* not a variable: loaded through LD_PRELOAD (our symbol hooks are live) */
 };
 

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "store.h"
 #include "clock.h"
 #include "fdtable.h"
+#include "launcher_link.h"
 #include "unwind.h"
 #include "usage.h"
 
@@ -44,21 +46,17 @@ static void read_cmdline(char *buf, size_t sz)
             buf[i] = ' ';
 }
 
-static void append_manifest(const char *path)
+/* This process records nothing: say why, on stderr and to the launcher. */
+static void cannot_record(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void cannot_record(const char *fmt, ...)
 {
-    const char *m = gl_st.cfg.manifest;
-    if (!m)
-        return;
-    int fd = open(m, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return;
-    char line[PATH_MAX + 2];
-    int n = snprintf(line, sizeof line, "%s\n", path);
-    if (n > 0 && (size_t)n < sizeof line) {
-        ssize_t w = write(fd, line, (size_t)n);
-        (void)w; /* best effort: the launcher then just lists fewer files */
-    }
-    close(fd);
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    gl_warn("%s; the program runs on unprofiled", msg);
+    gl_link_tell(gl_st.cfg.manifest, GL_LINK_FAIL, msg);
 }
 
 static void put_meta(void *store, const char *key, const char *value)
@@ -74,14 +72,12 @@ static struct gl_store *open_store(void)
     const char *rank = gl_rank_from_env();
     if (gl_expand_pattern(gl_st.cfg.output, getpid(), host, rank, pattern_out, sizeof pattern_out) ||
         gl_in_directory(pattern_out, sizeof pattern_out, getpid())) {
-        gl_warn("GPULEDGER_OUTPUT='%s' expands to a name that is too long; the program runs on unprofiled",
-                gl_st.cfg.output);
+        cannot_record("GPULEDGER_OUTPUT='%s' expands to a name that is too long", gl_st.cfg.output);
         return NULL;
     }
     if (gl_create_exclusive(pattern_out, chosen, sizeof chosen)) {
-        gl_warn("cannot create %s: %s; the program runs on unprofiled (set GPULEDGER_OUTPUT to a writable "
-                "path)",
-                pattern_out, strerror(errno));
+        cannot_record("cannot create %s: %s (set GPULEDGER_OUTPUT or -o to a writable path)", pattern_out,
+                      strerror(errno));
         return NULL;
     }
     if (strcmp(chosen, pattern_out))
@@ -108,7 +104,7 @@ static struct gl_store *open_store(void)
     char err[1024];
     struct gl_store *s = gl_store_open(chosen, &info, gl_st.cfg.symbolize, err, sizeof err);
     if (!s) {
-        gl_warn("%s; the program runs on unprofiled", err);
+        cannot_record("%s", err);
         unlink(chosen); /* we created it, empty, a moment ago */
         return NULL;
     }
@@ -121,7 +117,7 @@ static struct gl_store *open_store(void)
     gl_store_set_python(s, gl_py_describe);
     gl_py_meta(put_meta, s);
     snprintf(gl_st.db_path, sizeof gl_st.db_path, "%s", abspath);
-    append_manifest(abspath);
+    gl_link_tell(gl_st.cfg.manifest, GL_LINK_DB, abspath);
     return s;
 }
 

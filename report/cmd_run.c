@@ -2,23 +2,27 @@
  * (LD_PRELOAD, prepended; CUDA_INJECTION64_PATH), run it, pass its exit
  * status through, and print one line per database it wrote. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "commands.h"
+#include "config.h"
 #include "help.h"
 #include "paths.h"
-#include "render.h"
 #include "reader.h"
 #include "run_python.h"
+#include "run_watch.h"
 
 #ifndef GL_LIBDIR
 #define GL_LIBDIR "/usr/local/lib"
@@ -76,6 +80,7 @@ static int set_preload(const char *lib)
 }
 
 static volatile sig_atomic_t child_pid;
+static int chld_pipe[2] = {-1, -1};
 
 static void forward_signal(int sig)
 {
@@ -83,34 +88,61 @@ static void forward_signal(int sig)
         kill(child_pid, sig);
 }
 
-static void print_summaries(const char *manifest, int quiet)
+static void on_sigchld(int sig)
 {
-    FILE *f = fopen(manifest, "r");
-    if (!f)
-        return;
-    char line[PATH_MAX + 2];
-    static char seen[64][PATH_MAX + 2];
-    int nseen = 0, total = 0;
-    while (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\n")] = 0;
-        if (!*line)
-            continue;
-        int dup = 0;
-        for (int i = 0; i < nseen; i++)
-            if (!strcmp(seen[i], line))
-                dup = 1;
-        if (dup)
-            continue;
-        if (nseen < 64)
-            memcpy(seen[nseen++], line, sizeof line);
-        total++;
-        if (!quiet)
-            gl_print_db_summary(stderr, line);
+    (void)sig;
+    int saved = errno;
+    if (write(chld_pipe[1], "c", 1) < 0)
+        errno = saved; /* the pipe is full: a wake-up is already waiting */
+    errno = saved;
+}
+
+/* Run the command as the shell would; if it cannot be run, say so as the
+ * shell does and end with its status: 127 not found, 126 not runnable.
+ * The errno goes up the close-on-exec pipe `report` for the launcher. */
+static void exec_command(char **cmd, int report)
+{
+    execvp(cmd[0], cmd);
+    int e = errno;
+    if (e == ENOENT && !strchr(cmd[0], '/'))
+        fprintf(stderr, "gpuledger run: %s: command not found\n", cmd[0]);
+    else
+        fprintf(stderr, "gpuledger run: %s: %s\n", cmd[0], strerror(e));
+    ssize_t w = write(report, &e, sizeof e);
+    (void)w;
+    _exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
+}
+
+/* Wait for the command's process, taking the facts the recorded processes
+ * send meanwhile (their datagrams must not pile up) and reaping the
+ * orphans we adopt as subreaper. Returns its wait status. */
+static int wait_command(pid_t pid, struct gl_watch *w)
+{
+    int status = 0;
+    for (;;) {
+        int st;
+        pid_t r;
+        while ((r = waitpid(-1, &st, WNOHANG)) > 0)
+            if (r == pid) {
+                gl_watch_drain(w);
+                return st;
+            }
+        if (r < 0 && errno == ECHILD)
+            return status;
+        struct pollfd pf[2] = {{.fd = w->sock, .events = POLLIN}, {.fd = chld_pipe[0], .events = POLLIN}};
+        if (poll(pf, 2, 1000) > 0) {
+            if (pf[0].revents)
+                gl_watch_drain(w);
+            char buf[64];
+            while (read(chld_pipe[0], buf, sizeof buf) > 0)
+                ;
+        }
     }
-    fclose(f);
-    if (!quiet && total == 0)
-        fprintf(stderr, "gpuledger: no database written: the program made no CUDA memory calls that were seen "
-                        "(is it a CUDA program? for static cudart see README, CUDA_INJECTION64_PATH)\n");
+}
+
+static void ignore_warning(const char *msg)
+{
+    (void)msg; /* the command's processes print it themselves */
 }
 
 int cmd_run(int argc, char **argv)
@@ -195,11 +227,27 @@ int cmd_run(int argc, char **argv)
     /* NVTX ranges and marks (torch.cuda.nvtx, libraries) become annotations */
     if (!getenv("NVTX_INJECTION64_PATH"))
         setenv("NVTX_INJECTION64_PATH", lib, 1);
-    char manifest[] = "/tmp/gpuledger-run-XXXXXX";
-    int mfd = mkstemp(manifest);
-    if (mfd >= 0) {
-        close(mfd);
-        setenv("GPULEDGER_MANIFEST", manifest, 1);
+    struct gl_watch w;
+    if (gl_watch_open(&w) == 0)
+        setenv("GPULEDGER_MANIFEST", w.name, 1);
+    struct gl_config cfg;
+    gl_config_load(&cfg, ignore_warning); /* what the command's processes will read */
+    /* orphaned descendants come to us, so at the end we know who still runs */
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    if (pipe2(chld_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+        fprintf(stderr, "gpuledger run: pipe: %s\n", strerror(errno));
+        return 2;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigchld;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+    sigaction(SIGCHLD, &sa, NULL);
+    int execp[2];
+    if (pipe2(execp, O_CLOEXEC) != 0) {
+        fprintf(stderr, "gpuledger run: pipe: %s\n", strerror(errno));
+        return 2;
     }
 
     pid_t pid = fork();
@@ -208,25 +256,31 @@ int cmd_run(int argc, char **argv)
         return 2;
     }
     if (pid == 0) {
-        execvp(argv[optind], argv + optind);
-        fprintf(stderr, "gpuledger run: cannot run '%s': %s\n", argv[optind], strerror(errno));
-        _exit(127);
+        signal(SIGCHLD, SIG_DFL);
+        exec_command(argv + optind, execp[1]);
     }
+    close(execp[1]);
     child_pid = pid;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
     sa.sa_handler = forward_signal;
-    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    int exec_errno = 0;
+    ssize_t got;
+    while ((got = read(execp[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR)
         ;
-    if (mfd >= 0) {
-        print_summaries(manifest, quiet);
-        unlink(manifest);
+    close(execp[0]);
+    int status = wait_command(pid, &w);
+    if (got == (ssize_t)sizeof exec_errno) { /* said as the shell says it */
+        gl_watch_close(&w);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 127;
     }
+    if (!quiet) {
+        struct gl_run_end end = {argv[optind], cfg.disable, cfg.output ? cfg.output : "gpuledger-%p.db"};
+        gl_watch_report(&w, &end);
+    }
+    gl_watch_close(&w);
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     if (WIFSIGNALED(status)) {

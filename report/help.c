@@ -57,7 +57,11 @@ const char gl_usage_run[] =
     "  -h, --help            this text\n"
     "\n"
     "The exit status is CMD's (128+N if it was killed by signal N; 127 if it\n"
-    "could not be run). Variables: see README.md (GPULEDGER_*).\n";
+    "was not found, 126 if it could not be run, as the shell says). At the end:\n"
+    "one line per database written, or why none was: a process could not create\n"
+    "its output, recording is disabled, processes of CMD still run in the\n"
+    "background (not waited for), no CUDA memory call was seen.\n"
+    "Variables: see README.md (GPULEDGER_*).\n";
 
 const char gl_usage_report[] =
     "usage: gpuledger report [options] DB...\n"

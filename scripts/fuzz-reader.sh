@@ -22,9 +22,10 @@ cflags="-g -O1 -fno-omit-frame-pointer $san -fsanitize=fuzzer-no-link -std=c11 -
  -Wno-unused-command-line-argument -DGL_VERSION=\"fuzz\" -DGL_LIBDIR=\"/nonexistent\" -Ireport -Istore -Iinterpose"
 # every source of the gpuledger command but the build-time generators (asset
 # embedder, man page/completion generator), main() renamed; the store; the
-# generated assets; the target
+# library's configuration table (the launcher reads the command's settings
+# with it); the generated assets; the target
 srcs=$(ls report/*.c store/*.c | grep -v -e '^report/embed_assets\.c$' -e '^report/docgen')
-srcs="$srcs build/report/html_assets.c tests/fuzz/fuzz_reader.c"
+srcs="$srcs interpose/config.c build/report/html_assets.c tests/fuzz/fuzz_reader.c"
 compile() { # SRC: compile when the object is older than it or the flags changed
   local src=$1 obj="$B/obj/$(echo "$1" | tr / _).o" extra=""
   [ "$src" = report/main.c ] && extra="-Dmain=gpuledger_main"

@@ -20,6 +20,8 @@
  *                    anywhere); exit 0, or 43 after 2 s without EOF
  *   dlsym-default N  N cudaMalloc/cudaFree pairs through pointers from
  *                    dlsym(RTLD_DEFAULT, …) (what ctypes.CDLL(None) does)
+ *   late DELAY HOLD  wait DELAY ms, one cudaMalloc/cudaFree pair, wait HOLD
+ *                    ms, exit 0 (a background process of a launched shell)
  * hostile_chunk() is the content; test_hostile.c checks the files again
  * after the program (and the library's last commit) has gone. */
 #include <cuda_runtime_api.h>
@@ -187,12 +189,18 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "perm"))
         return do_perm(argv[2]);
+    if (argc == 4 && !strcmp(argv[1], "late")) {
+        nap_ms(atol(argv[2]));
+        pairs(1);
+        nap_ms(atol(argv[3]));
+        return 0;
+    }
     if (argc == 3 && !strcmp(argv[1], "dlsym-default"))
         return do_dlsym_default(atoi(argv[2]));
     if (argc == 3 && !strcmp(argv[1], "pipe-eof"))
         return do_pipe_eof(argv[2]);
     if (argc == 5 && !strcmp(argv[1], "closefds"))
         return do_closefds(argv[2], argv[3], argv[4]);
-    fprintf(stderr, "usage: hostile perm DB | pipe-eof DB | dlsym-default N | closefds loop|close_range|closefrom|dup2 DIR DB\n");
+    fprintf(stderr, "usage: hostile perm DB | pipe-eof DB | dlsym-default N | late DELAY HOLD | closefds loop|close_range|closefrom|dup2 DIR DB\n");
     return 2;
 }
