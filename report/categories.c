@@ -1,4 +1,4 @@
-/* categories.c — what an allocation is for (see README, "Categories"):
+/* categories.c — what an allocation is for (see docs/report.md, "Categories"):
  * rules of the form CATEGORY FIELD REGEX, tried in order, built in or from
  * --rules FILE; and which categories are held at exit by design. */
 #include "frames.h"

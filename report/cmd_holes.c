@@ -1,5 +1,5 @@
 /* cmd_holes.c — `gpuledger holes DB...`: hole density of stream-ordered
- * pools and reserved VA ranges (method in README, "Hole density"). */
+ * pools and reserved VA ranges (method in docs/report.md, `holes`). */
 #include <errno.h>
 #include <stdlib.h>
 

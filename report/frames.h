@@ -75,7 +75,7 @@ struct gl_rules {
     size_t n;
 };
 
-/* Built-in rules (see README, "Categories"). */
+/* Built-in rules (see docs/report.md, "Categories"). */
 int gl_rules_default(struct gl_rules *r);
 /* Load a rule file; on error returns -1 with "FILE:LINE: problem" in err. */
 int gl_rules_load(struct gl_rules *r, const char *path, char *err, size_t errsz);

@@ -94,7 +94,7 @@ const char gl_usage_report[] =
     "  -o, --output FILE         write there instead of stdout\n"
     "  --device N                only device N\n"
     "  --top K                   ledger rows per device (default 10)\n"
-    "  --rules FILE              category rules (default: built in; see README)\n"
+    "  --rules FILE              category rules (default: built in; see docs/report.md)\n"
     "  -h, --help\n";
 
 const char gl_usage_leaks[] =

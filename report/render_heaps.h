@@ -12,7 +12,7 @@
 /* series: every point of the time series too; with_ledgers: the live
  * regions at the peak by stack. `top`: stacks shown per list. */
 void gl_heaps_text(FILE *f, struct gl_heaps_view *hv, int top, int series, int with_ledgers);
-/* An array of heaps as the member `key` (see README, "JSON"). */
+/* An array of heaps as the member `key` (see docs/schema.md, the JSON contract). */
 void gl_heaps_json(struct gl_json *j, const char *key, struct gl_heaps_view *hv, int top);
 /* Only the regions never given back, per heap that has any (`leaks`). */
 void gl_heap_leaks_text(FILE *f, struct gl_heaps_view *hv, int top);

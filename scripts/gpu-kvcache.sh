@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpu-kvcache.sh — on the device machine (prepared with device-prep.sh,
 # build-device/ and .device-deps/ carried): sub-allocations inside a
-# program's own pools (issue 18), one PASS/FAIL line per check and a tally.
+# program's own pools, one PASS/FAIL line per check and a tally.
 #   1. the cost of one page annotation on the calling thread, in-process
 #      (recording off/on rounds, medians): through NVTX from C
 #      (bench/bench_nvtxmem.c, stack included, the loop 0 and 20 frames

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gpu-tensor-ledger.sh — on the device machine: the tensor ledger under
-# PyTorch's own caching allocator (issue 15's "done when"), one PASS/FAIL
+# PyTorch's own caching allocator, one PASS/FAIL
 # line per check with its numbers, in $OUT/ledger.txt.
 #
 # Prepare here with scripts/device-prep.sh, then through the device tool:

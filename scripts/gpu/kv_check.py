@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""kv_check.py — the checks of scripts/gpu-kvcache.sh (issue 18), one
+"""kv_check.py — the checks of scripts/gpu-kvcache.sh, one
 "PASS  ..." or "FAIL  ..." line each (and INFO lines for figures that have
 no target):
 
@@ -21,7 +21,7 @@ import sqlite3
 import statistics
 import sys
 
-TARGET_NS = 300  # issue 18: one annotation through NVTX from C, stack included
+TARGET_NS = 300  # the target: one annotation through NVTX from C, stack included
 KEYS = ["pages_in_use", "pages_free", "holes", "largest_free_run", "external_fragmentation",
         "largest_free_ratio", "internal_fragmentation"]
 
