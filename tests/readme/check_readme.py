@@ -2,8 +2,8 @@
 """check_readme.py BUILD_ROOT SOURCE_ROOT [--update] — README.md stays true.
 
 1. README.md is at most 20 KiB (20,480 bytes): a page for users; the long
-   material lives in docs/. Its variable table lists the same variables as
-   the full one in docs/architecture.md.
+   material lives in docs/. Its variable table lists the same variables,
+   with the same defaults, as the full one in docs/architecture.md.
 2. Every sample in it is what the current build prints. A sample is a
    fenced block whose first line starts with "$ " (a shell prompt): each
    "$ COMMAND" line is run with bash in a scratch directory holding a
@@ -148,12 +148,13 @@ def main():
               % (len(results), len("\n".join(lines).encode("utf-8"))))
         return 0
     # the README's variable table is the short form of docs/architecture.md's
-    var = re.compile(r"^\| `(GPULEDGER_[A-Z_0-9]+)` \|", re.M)
+    var = re.compile(r"^\| `(GPULEDGER_[A-Z_0-9]+)` \| ([^|]*) \|", re.M)
     with open(os.path.join(src, "docs", "architecture.md"), encoding="utf-8") as f:
         full = var.findall(f.read())
     if var.findall(text) != full:
         failures.append("README.md's variable table and docs/architecture.md's (\"Every variable\") list "
-                        "different variables:\n  %s\n  %s" % (" ".join(var.findall(text)), " ".join(full)))
+                        "different variables or defaults:\n  %s\n  %s"
+                        % (" ".join("%s=%s" % v for v in var.findall(text)), " ".join("%s=%s" % v for v in full)))
     size = len(text.encode("utf-8"))
     if size > LIMIT:
         failures.append("README.md is %d bytes, over its limit of %d: move the long material to docs/"
