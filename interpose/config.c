@@ -18,6 +18,10 @@ static const struct gl_config_word python_words[] = {
 static const struct gl_config_word unwind_words[] = {
     {"", GL_UNWIND_FAST}, {"fast", GL_UNWIND_FAST}, {"nomemo", GL_UNWIND_NOMEMO}, {"libunwind", GL_UNWIND_LIBUNWIND},
     {NULL, 0}};
+static const struct gl_config_word free_stacks_words[] = {
+    {"auto", GL_FREE_STACKS_AUTO}, {"1", GL_FREE_STACKS_ALL},  {"yes", GL_FREE_STACKS_ALL}, {"true", GL_FREE_STACKS_ALL},
+    {"on", GL_FREE_STACKS_ALL},    {"all", GL_FREE_STACKS_ALL}, {"0", GL_FREE_STACKS_NONE}, {"no", GL_FREE_STACKS_NONE},
+    {"false", GL_FREE_STACKS_NONE}, {"off", GL_FREE_STACKS_NONE}, {NULL, 0}};
 static const struct gl_config_word clock_words[] = {{"", 1}, {"auto", 1}, {"tsc", 1}, {"monotonic", 0}, {NULL, 0}};
 
 #define F(field) offsetof(struct gl_config, field)
@@ -47,7 +51,8 @@ const struct gl_config_var gl_config_vars[] = {
     ENUM("PYTHON", python, GL_PYTHON_ON, "1", python_words, "0/1/mixed/only",
          "Python frames: 1, mixed, only, 0"),
     UINT("PYTHON_DEPTH", python_depth, 64, 1, 256, "Python frames per stack"),
-    BOOL("FREE_STACKS", free_stacks, 1, "0: frees and unmaps without a stack"),
+    ENUM("FREE_STACKS", free_stacks, GL_FREE_STACKS_AUTO, "auto", free_stacks_words, "auto/0/1/all/yes/no/on/off",
+         "stacks of frees: auto (not PyTorch blocks'), 1 all, 0 none"),
     ENUM("UNWIND", unwind, GL_UNWIND_FAST, "fast", unwind_words, "fast/nomemo/libunwind",
          "native stack walking: fast, nomemo, libunwind"),
     ENUM("CLOCK", clock_tsc, 1, "auto", clock_words, "auto/tsc/monotonic", "time stamps: auto (TSC), monotonic"),

@@ -13,6 +13,9 @@
 enum { GL_CUPTI_OFF = 0, GL_CUPTI_ON = 1, GL_CUPTI_AUTO = 2 };
 enum { GL_PYTHON_OFF = 0, GL_PYTHON_ON = 1, GL_PYTHON_MIXED = 2, GL_PYTHON_ONLY = 3 };
 enum { GL_UNWIND_LIBUNWIND = 0, GL_UNWIND_FAST = 1, GL_UNWIND_NOMEMO = 2 };
+/* GPULEDGER_FREE_STACKS: which frees carry a stack (an allocation always has
+ * one, and it is the one the report uses) */
+enum { GL_FREE_STACKS_NONE = 0, GL_FREE_STACKS_ALL = 1, GL_FREE_STACKS_AUTO = 2 /* all but PyTorch blocks' */ };
 
 struct gl_config {
     int disable;           /* GPULEDGER_DISABLE=1 turns everything off */
@@ -28,7 +31,7 @@ struct gl_config {
     const char *cupti_lib; /* GPULEDGER_CUPTI_LIB: libcupti to load if none is loaded */
     int python;            /* GPULEDGER_PYTHON: GL_PYTHON_* */
     unsigned python_depth; /* GPULEDGER_PYTHON_DEPTH: Python frames per stack */
-    int free_stacks;       /* GPULEDGER_FREE_STACKS: stacks on frees/unmaps too */
+    int free_stacks;       /* GPULEDGER_FREE_STACKS: GL_FREE_STACKS_* */
     int unwind;            /* GPULEDGER_UNWIND: GL_UNWIND_* */
     int clock_tsc;         /* GPULEDGER_CLOCK: 1 auto (the TSC where invariant), 0 monotonic */
     int nvml;              /* GPULEDGER_NVML: the process's own figure from NVML (usage.c) */

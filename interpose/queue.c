@@ -123,6 +123,47 @@ void gl_queue_publish(struct gl_queue *q, uint64_t pos)
     atomic_store_explicit(&slot_at(q, pos)->seq, pos + 1, memory_order_release);
 }
 
+/* A slot's seq word: pos (free to claim at that lap), pos + 1 (published),
+ * (pos + 1) | HELD (published, its producer may take it back), (pos + 1) |
+ * BUSY (taken back, being amended). Positions never reach bit 62. */
+#define HELD (1ULL << 63)
+#define BUSY (1ULL << 62)
+
+void gl_queue_hold(struct gl_queue *q, uint64_t pos)
+{
+    atomic_store_explicit(&slot_at(q, pos)->seq, (pos + 1) | HELD, memory_order_release);
+}
+
+int gl_queue_reclaim(struct gl_queue *q, uint64_t pos)
+{
+    uint64_t held = (pos + 1) | HELD;
+    return atomic_compare_exchange_strong_explicit(&slot_at(q, pos)->seq, &held, (pos + 1) | BUSY,
+                                                   memory_order_acquire, memory_order_relaxed);
+}
+
+void gl_queue_publish_held(struct gl_queue *q, uint64_t pos)
+{
+    uint64_t held = (pos + 1) | HELD;
+    atomic_compare_exchange_strong_explicit(&slot_at(q, pos)->seq, &held, pos + 1, memory_order_release,
+                                            memory_order_relaxed);
+}
+
+uint64_t gl_queue_held_at(struct gl_queue *q)
+{
+    uint64_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
+    uint64_t seq = atomic_load_explicit(&slot_at(q, tail)->seq, memory_order_relaxed);
+    return seq == ((tail + 1) | HELD) ? tail : UINT64_MAX;
+}
+
+int gl_queue_steal(struct gl_queue *q)
+{
+    uint64_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
+    uint64_t held = (tail + 1) | HELD;
+    /* acquire: the producer's writes before it held the slot */
+    return atomic_compare_exchange_strong_explicit(&slot_at(q, tail)->seq, &held, tail + 1, memory_order_acquire,
+                                                   memory_order_relaxed);
+}
+
 void gl_queue_prefetch(struct gl_queue *q, uint64_t pos)
 {
     const char *p = (const char *)slot_at(q, pos);

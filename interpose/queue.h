@@ -49,9 +49,30 @@ void gl_queue_prefetch(struct gl_queue *q, uint64_t pos);
  * as seen from claim position pos (cheap: usually no shared read). */
 int gl_queue_crowded(struct gl_queue *q, uint64_t pos);
 
+/* A held slot: published, but its producer may still take it back to amend
+ * it (e.g. a PyTorch block's free, to which the completion that usually
+ * follows at once is added). The consumer does not take a held slot until
+ * it is published again or the consumer steals it, so a held slot must be
+ * settled soon: by its producer (gl_queue_reclaim, amend, gl_queue_publish;
+ * or gl_queue_publish_held to leave it as it is) or by the consumer
+ * (gl_queue_steal) after waiting a while for it. Whoever moves a held slot
+ * first has it; the other side finds it gone. */
+void gl_queue_hold(struct gl_queue *q, uint64_t pos);
+/* Producer: 1 if the held slot at pos is yours again (amend it, then
+ * gl_queue_publish), 0 if the consumer stole it already. */
+int gl_queue_reclaim(struct gl_queue *q, uint64_t pos);
+/* Producer: publish a held slot as it is (nothing if it was stolen). */
+void gl_queue_publish_held(struct gl_queue *q, uint64_t pos);
+
 /* Consumer side. Returns the next published event or NULL if the next slot is
- * empty or still being filled. Call gl_queue_release when done with it. */
+ * empty, still being filled, or held. Call gl_queue_release when done with it. */
 struct gl_event *gl_queue_peek(struct gl_queue *q);
+/* The position of the next slot if it is held (its producer may still take
+ * it back), else UINT64_MAX. */
+uint64_t gl_queue_held_at(struct gl_queue *q);
+/* Take the held next slot as it is: 1 if taken (gl_queue_peek returns it),
+ * 0 if its producer took it back or published it first. */
+int gl_queue_steal(struct gl_queue *q);
 void gl_queue_release(struct gl_queue *q);
 /* Claimed-but-not-consumed slots (approximate, for stats). */
 uint64_t gl_queue_backlog(struct gl_queue *q);

@@ -27,11 +27,41 @@ void gl_set_outer_api(int api)
     tls_outer_api = api;
 }
 
+/* The event this thread published held (gl_publish_held), if any: its
+ * slot, the event, and the queue generation it belongs to (a fork child's
+ * reset queue has none of its parent's). */
+static __thread int tls_held GL_TLS;
+static __thread uint64_t tls_held_pos GL_TLS;
+static __thread uint32_t tls_held_gen GL_TLS;
+static __thread struct gl_event *tls_held_ev GL_TLS;
+
 /* Called in a fork child (the only thread there) and by the writer. */
 void gl_thread_reset(int depth)
 {
     tls_tid = 0;
     tls_depth = depth;
+    tls_held = 0;
+}
+
+/* Forget this thread's held event; 1 if it is still in this queue
+ * generation (then its slot is settled by the caller). A signal handler's
+ * event in between may settle it first: the slot's own compare-and-swap
+ * decides, so either order is safe. */
+static inline int drop_held(uint64_t *pos)
+{
+    if (!tls_held)
+        return 0;
+    *pos = tls_held_pos;
+    atomic_signal_fence(memory_order_seq_cst);
+    tls_held = 0;
+    return tls_held_gen == atomic_load_explicit(&gl_st.queue.gen, memory_order_relaxed);
+}
+
+static inline void release_held(void)
+{
+    uint64_t pos;
+    if (drop_held(&pos))
+        gl_queue_publish_held(&gl_st.queue, pos);
 }
 
 int gl_enter(void)
@@ -101,6 +131,8 @@ static inline __attribute__((always_inline)) void gl_claim_depth(struct gl_claim
                                                                  unsigned depth)
 {
     cl->ev = NULL;
+    if (tls_held) /* this thread's next event: what it held goes as it is */
+        release_held();
     int saved = errno;
     if (atomic_load_explicit(&gl_st.writer_state, memory_order_acquire) == GL_WRITER_NONE && gl_writer_start() != 0) {
         errno = saved;
@@ -183,18 +215,49 @@ void gl_claim_label(struct gl_claim *cl, const struct gl_call *c, const char *la
     cl->ev->aux = n;
 }
 
+static inline void set_result(struct gl_event *ev, int result)
+{
+    ev->result = result;
+    if (result != 0 && gl_op_is_alloc(ev->op))
+        ev->op = result == 2 /* cudaErrorMemoryAllocation == CUDA_ERROR_OUT_OF_MEMORY */ ? GL_OP_OOM
+                                                                                        : GL_OP_ERROR;
+}
+
 void gl_publish(struct gl_claim *cl, int result)
 {
     struct gl_event *ev = cl->ev;
     if (!ev)
         return;
-    ev->result = result;
-    if (result != 0 && gl_op_is_alloc(ev->op))
-        ev->op = result == 2 /* cudaErrorMemoryAllocation == CUDA_ERROR_OUT_OF_MEMORY */ ? GL_OP_OOM
-                                                                                        : GL_OP_ERROR;
+    set_result(ev, result);
     gl_queue_publish(&gl_st.queue, cl->pos);
     gl_queue_prefetch(&gl_st.queue, cl->pos + 1);
     cl->ev = NULL;
+}
+
+void gl_publish_held(struct gl_claim *cl, int result)
+{
+    struct gl_event *ev = cl->ev;
+    if (!ev)
+        return;
+    set_result(ev, result);
+    tls_held_pos = cl->pos;
+    tls_held_ev = ev;
+    tls_held_gen = atomic_load_explicit(&gl_st.queue.gen, memory_order_relaxed);
+    gl_queue_hold(&gl_st.queue, cl->pos);
+    atomic_signal_fence(memory_order_seq_cst);
+    tls_held = 1;
+    gl_queue_prefetch(&gl_st.queue, cl->pos + 1);
+    cl->ev = NULL;
+}
+
+struct gl_event *gl_take_held(struct gl_claim *cl)
+{
+    cl->ev = NULL;
+    struct gl_event *ev = tls_held_ev;
+    if (!drop_held(&cl->pos) || !gl_queue_reclaim(&gl_st.queue, cl->pos))
+        return NULL;
+    cl->ev = ev;
+    return ev;
 }
 
 int gl_wrap_depth(void)

@@ -76,6 +76,14 @@ void gl_claim_with_depth(struct gl_claim *cl, const struct gl_call *c, unsigned 
 void gl_claim_label(struct gl_claim *cl, const struct gl_call *c, const char *label);
 /* Fill in the result (and anything else known after the call) and publish. */
 void gl_publish(struct gl_claim *cl, int result);
+/* Publish, but hold: until this thread's next event (or until the writer,
+ * having waited a while for it, takes it as it is) the event may still be
+ * taken back and amended with gl_take_held. One held event per thread. */
+void gl_publish_held(struct gl_claim *cl, int result);
+/* This thread's held event, taken back to be amended and then published
+ * with gl_publish(cl, ...); NULL if there is none or the writer took it.
+ * Either way nothing stays held. */
+struct gl_event *gl_take_held(struct gl_claim *cl);
 
 /* torch_trace.c: attach PyTorch's allocator shim if one is registered and
  * not attached yet. Called after a segment allocation, outside wrapped calls

@@ -14,21 +14,28 @@
  *
  * Trace entries arrive on the allocating thread (autograd's too) under the
  * per-device allocator mutex: each is one event through the usual hot path
- * (no lock, no allocation, no GIL; Python frames read directly). */
+ * (no lock, no allocation, no GIL; Python frames read directly) — except
+ * the FREE_COMPLETED that follows its FREE_REQUESTED at once on the same
+ * thread (a free without record_stream: almost all of them). The free is
+ * published held (recorder.h), and that completion only marks it
+ * (GL_EVF_COMPLETED): one event per free instead of two. Anything else the
+ * thread records first, or the writer after waiting for it, lets the free
+ * go as it is; its completion is then an event of its own. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
 
+#include "config.h"
 #include "gpuledger.h"
 #include "recorder.h"
 #include "stack.h"
 #include "state.h"
 
 /* What each gpuledger_torch_action records: its operation and memory kind,
- * and its stack (ALWAYS, FREE: when GPULEDGER_FREE_STACKS, NO: none — the
- * segment's own CUDA call has one, and a completed free happens wherever
- * the allocator noticed it). */
+ * and its stack (ALWAYS; FREE: only when GPULEDGER_FREE_STACKS=1, as the
+ * report uses the allocation's; NO: none — the segment's own CUDA call has
+ * one, and a completed free happens wherever the allocator noticed it). */
 enum { NO, ALWAYS, FREE };
 static const struct {
     uint8_t op, kind, stack;
@@ -60,10 +67,27 @@ static uint64_t pool_id(uint64_t a, uint64_t b)
     return a ? a : b ? b | 1ULL << 63 : 0;
 }
 
+/* A FREE_COMPLETED: 1 if it completes the free this thread holds (then
+ * marked and published), 0 if it must be an event of its own. */
+static int fold_completion(int device, uint64_t addr)
+{
+    struct gl_claim cl;
+    struct gl_event *ev = gl_take_held(&cl);
+    if (!ev)
+        return 0;
+    int same = ev->addr == addr && ev->device == device && ev->op == GL_OP_FREE && ev->kind == GL_KIND_BLOCK;
+    if (same)
+        ev->flags |= GL_EVF_COMPLETED;
+    gl_publish(&cl, ev->result);
+    return same;
+}
+
 GL_EXPORT void gpuledger_torch_event(int action, int device, uint64_t addr, uint64_t size, uint64_t stream,
                                      uint64_t pool_a, uint64_t pool_b, uint64_t extra)
 {
     if (action <= 0 || action >= NACT || !act[action].api)
+        return;
+    if (action == GPULEDGER_TORCH_FREE_COMPLETED && fold_completion(device, addr))
         return;
     if (!gl_enter()) {
         gl_leave();
@@ -78,7 +102,8 @@ GL_EXPORT void gpuledger_torch_event(int action, int device, uint64_t addr, uint
                         .stream = stream,
                         .pool = pool_id(pool_a, pool_b),
                         .aux = extra};
-    unsigned depth = act[action].stack == ALWAYS || (act[action].stack == FREE && gl_st.cfg.free_stacks)
+    unsigned depth = act[action].stack == ALWAYS ||
+                             (act[action].stack == FREE && gl_st.cfg.free_stacks == GL_FREE_STACKS_ALL)
                          ? gl_st.cfg.stack_depth
                          : 0;
     struct gl_claim cl;
@@ -87,7 +112,10 @@ GL_EXPORT void gpuledger_torch_event(int action, int device, uint64_t addr, uint
         cl.ev->op = act[action].op;
         cl.ev->kind = act[action].kind;
     }
-    gl_publish(&cl, c.result);
+    if (action == GPULEDGER_TORCH_FREE_REQUESTED)
+        gl_publish_held(&cl, c.result); /* its completion usually follows at once */
+    else
+        gl_publish(&cl, c.result);
     gl_leave();
 }
 

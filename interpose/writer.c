@@ -167,6 +167,8 @@ static void answer(struct gl_store *s, int ok)
     atomic_store(&gl_st.ask_state, GL_ASK_ANSWERED);
 }
 
+#define HOLD_WAIT_NS 200000ULL
+
 static void *writer_main(void *arg)
 {
     (void)arg;
@@ -203,6 +205,7 @@ static void *writer_main(void *arg)
     uint64_t last_commit = gl_now_ns(), stop_deadline = 0, last_probe = last_commit;
     const uint64_t commit_ns = (uint64_t)gl_st.cfg.commit_ms * 1000000ULL;
     struct timespec nap = {0, 500000};
+    uint64_t held = UINT64_MAX, held_since = 0;
     for (;;) {
         int stop = atomic_load(&gl_st.stop);
         uint64_t freq = atomic_load(&gl_st.flush_req);
@@ -212,7 +215,25 @@ static void *writer_main(void *arg)
         struct gl_event *ev;
         pthread_mutex_lock(&gl_st.fork_lock);
         gl_clock_anchor();
-        while ((flush || n < 16384) && (ev = gl_queue_peek(q)) != NULL) {
+        while (flush || n < 16384) {
+            if ((ev = gl_queue_peek(q)) == NULL) {
+                /* A slot its thread still holds (a PyTorch block's free,
+                 * waiting for the completion that usually follows at once)
+                 * is settled within microseconds; one still held after
+                 * HOLD_WAIT_NS (its thread went quiet), or at a flush, is
+                 * taken as it is. */
+                uint64_t h = gl_queue_held_at(q), t = gl_now_ns();
+                if (h == UINT64_MAX)
+                    break;
+                if (h != held) {
+                    held = h;
+                    held_since = t;
+                }
+                if (!flush && t - held_since < HOLD_WAIT_NS)
+                    break;
+                gl_queue_steal(q);
+                continue;
+            }
             if (ev->flags & GL_EVF_TS_NS)
                 ev->flags &= ~GL_EVF_TS_NS;
             else

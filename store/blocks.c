@@ -127,11 +127,18 @@ static int block(struct gl_blocks *b, struct gl_rows *rows, const struct gl_even
         return block_row(rows, ev, GL_OP_ALLOC, &blk, sid, 0, range, seq);
     }
     case GL_OP_FREE:
+        /* one row: free when its FREE_COMPLETED came with it (reusable at
+         * once), else free_requested (its free_completed row follows) */
         if (gl_bm_free_requested(b->bm, dev, ev->addr, &blk))
             b->unmatched++;
         else
             gl_windows_change(b->windows, GL_WIN_BLOCKS, blk.size, 0, 0);
-        return block_row(rows, ev, GL_OP_FREE, &blk, sid, blk.seq, range, seq);
+        if (ev->flags & GL_EVF_COMPLETED) {
+            struct gl_bm_block done;
+            gl_bm_free_completed(b->bm, dev, ev->addr, &done);
+            return block_row(rows, ev, GL_OP_FREE, &blk, sid, blk.seq, range, seq);
+        }
+        return block_row(rows, ev, GL_OP_FREE_REQUESTED, &blk, sid, blk.seq, range, seq);
     case GL_OP_FREE_COMPLETED:
         gl_bm_free_completed(b->bm, dev, ev->addr, &blk);
         return block_row(rows, ev, GL_OP_FREE_COMPLETED, &blk, sid, blk.seq, range, seq);

@@ -55,8 +55,11 @@
     X(GRAPH_ALLOC, 21, "graph_alloc", CONTROL, NONE)   /* a graph memory-allocation node defined */  \
     X(GRAPH_FREE, 22, "graph_free", CONTROL, NONE)     /* a graph memory-free node defined */        \
     X(GRAPH_LAUNCH, 23, "graph_launch", CONTROL, NONE) /* a launch of a graph with memory nodes */  \
-    /* PyTorch's caching allocator: a block freed (op free, at FREE_REQUESTED) becomes reusable */  \
+    /* PyTorch's caching allocator: a block's op free is FREE_REQUESTED and FREE_COMPLETED at once; \
+     * a block freed while other streams still use it (record_stream) is free_requested, then      \
+     * free_completed when it becomes reusable */                                                   \
     X(FREE_COMPLETED, 17, "free_completed", CONTROL, NONE)                                          \
+    X(FREE_REQUESTED, 20, "free_requested", FREE, MEM)                                              \
     X(CONFIG, 18, "config", CONTROL, NONE)        /* an allocator's settings (max_split_size ...) */  \
     X(TAG, 19, "tag", ANNOTATION, NONE)           /* identity: a category for the block at addr */  \
     X(HEAP_RESET, 24, "heap_reset", CONTROL, NONE) /* every region of a heap ends */                 \
@@ -370,6 +373,9 @@ static inline int gl_api_is_stream_ordered(int api)
 #define GL_EVF_LABEL 0x4u     /* ips[] holds a NUL-terminated label, not a stack */
 #define GL_EVF_TS_NS 0x8u     /* ts_ns is set already: stamp is not to be converted */
 #define GL_EVF_USED 0x10u     /* a region event whose aux holds the region's used bytes */
+/* a PyTorch block's free (op free, kind block) whose FREE_COMPLETED followed
+ * at once on the same thread (no record_stream): one event for both */
+#define GL_EVF_COMPLETED 0x20u
 
 /* One event. Built in place inside a queue slot; ips[] follows the header
  * and holds `depth` return addresses, innermost first (our own frames are

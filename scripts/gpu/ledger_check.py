@@ -25,6 +25,7 @@ MiB = 1 << 20
 # store/gl_event.h: kinds, operations, tag categories
 K_BLOCK, K_SEGMENT = 11, 12
 O_ALLOC, O_FREE, O_MAP, O_UNMAP, O_OOM, O_MARK, O_FREE_COMPLETED, O_TAG = 1, 2, 3, 4, 11, 13, 17, 19
+O_FREE_REQUESTED = 20  # a block's free whose completion comes later (free: both at once)
 TAGS = {1: "parameters", 2: "gradients", 3: "optimizer_state", 4: "kv_cache", 5: "buffers"}
 DEVICE_KINDS = (1, 2, 3, 5, 8)  # device, async, managed, physical, static: what CUDA holds
 
@@ -54,8 +55,10 @@ class Run:
         for seq, op, kind, dev, addr, size, aux, ref, api in self.ev:
             if kind == K_BLOCK and op == O_ALLOC:
                 self.blocks[seq] = [addr, size, aux or 0, None, None]
-            elif kind == K_BLOCK and op == O_FREE and ref in self.blocks:
+            elif kind == K_BLOCK and op in (O_FREE, O_FREE_REQUESTED) and ref in self.blocks:
                 self.blocks[ref][3] = seq
+                if op == O_FREE:
+                    self.blocks[ref][4] = seq
             elif kind == K_BLOCK and op == O_FREE_COMPLETED and ref in self.blocks:
                 self.blocks[ref][4] = seq
                 if self.blocks[ref][3] is None:

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -93,9 +94,26 @@ static void test_blocks_basic(void **state)
                                "'free_completed' AND a.op = 'alloc' AND a.kind = 'block' AND a.size = 700 AND "
                                "c.tid = a.tid"),
                      1);
-    /* frees pair with their blocks: the stack of the allocation and of the free */
+    /* frees pair with their blocks: the stack of the allocation; by default
+     * none of the free (GPULEDGER_FREE_STACKS=auto: test_blocks_free_rows) */
     assert_int_equal(h_int(db, "SELECT count(*) FROM tensor_blocks WHERE free_ns IS NOT NULL AND stack_id IS NOT "
-                               "NULL AND free_stack_id IS NOT NULL"),
+                               "NULL AND free_stack_id IS NULL"),
+                     4);
+    /* one row per free: free (reusable at once) or free_requested, whose
+     * free_completed row follows; the record_stream one is always the
+     * latter (completed on another thread), the others are free unless the
+     * writer took the free before its completion came (a thread descheduled
+     * in between): every freed block is released, each exactly once */
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events WHERE kind = 'block' AND op IN ('free', "
+                               "'free_requested')"),
+                     4);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events WHERE kind = 'block' AND op = 'free_completed'"),
+                     h_int(db, "SELECT count(*) FROM events WHERE kind = 'block' AND op = 'free_requested'"));
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events f JOIN tensor_blocks b ON f.ref_seq = b.id WHERE "
+                               "b.requested = 1000 AND f.op = 'free_requested'"),
+                     1);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM tensor_blocks WHERE free_ns IS NOT NULL AND released_ns >= "
+                               "free_ns"),
                      4);
     /* the allocator's own frames (emit, as record_trace in PyTorch) on top */
     assert_int_equal(h_int(db, "SELECT count(*) FROM stack_frames f JOIN tensor_blocks b ON b.stack_id = "
@@ -107,6 +125,10 @@ static void test_blocks_basic(void **state)
                         "100:optimizer_state 513:gradients 31457280:parameters");
     /* sub-allocations stay out of the CUDA ledger */
     assert_int_equal(h_int(db, "SELECT count(*) FROM allocations"), 3);
+    /* a CUDA free keeps its stack by default (the segment empty_cache gave back) */
+    assert_int_equal(h_int(db, "SELECT count(*) FROM allocations WHERE free_ns IS NOT NULL AND free_stack_id IS NOT "
+                               "NULL"),
+                     1);
     assert_int_equal(h_int(db, "SELECT peak_bytes FROM device_stats WHERE device = 0"), 54525952);
     assert_int_equal(h_int(db, "SELECT count(*) FROM mappings"), 0);
     /* at the end: the 20 MiB segment given back by empty_cache; the 30 MiB
@@ -117,6 +139,35 @@ static void test_blocks_basic(void **state)
     assert_int_equal(h_int(db, "SELECT count(*) FROM events WHERE op = 'config' AND api = 'CUDACachingAllocator'"),
                      1);
     assert_int_equal(h_int(db, "SELECT unmatched_frees FROM run"), 0);
+    sqlite3_close(db);
+}
+
+/* GPULEDGER_FREE_STACKS=1: the frees of blocks carry their stacks too;
+ * =0: no free has one, not even a CUDA free */
+static void test_blocks_free_stacks(void **state)
+{
+    (void)state;
+    struct run_result r;
+    sqlite3 *db = run_torchalloc("basic", ENV("GPULEDGER_FREE_STACKS=1"), &r);
+    same_stats(db, r.out);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM tensor_blocks WHERE free_ns IS NOT NULL AND stack_id IS NOT "
+                               "NULL AND free_stack_id IS NOT NULL"),
+                     4);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM allocations WHERE free_ns IS NOT NULL AND free_stack_id IS NOT "
+                               "NULL"),
+                     1); /* the segment empty_cache gave back */
+    sqlite3_close(db);
+    char path[600];
+    snprintf(path, sizeof path, "%s/basic.db", h_dir());
+    unlink(path); /* the same name again */
+    db = run_torchalloc("basic", ENV("GPULEDGER_FREE_STACKS=0"), &r);
+    same_stats(db, r.out);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM tensor_blocks WHERE free_ns IS NOT NULL AND free_stack_id IS "
+                               "NULL"),
+                     4);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM allocations WHERE free_ns IS NOT NULL AND free_stack_id IS "
+                               "NULL"),
+                     1);
     sqlite3_close(db);
 }
 
@@ -467,6 +518,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_blocks_basic, teardown),
+        cmocka_unit_test_teardown(test_blocks_free_stacks, teardown),
         cmocka_unit_test_teardown(test_blocks_late_attach, teardown),
         cmocka_unit_test_teardown(test_blocks_expandable, teardown),
         cmocka_unit_test_teardown(test_fragmentation_oom, teardown),

@@ -126,6 +126,33 @@ static void test_python_and_clock_modes(void **state)
     unsetenv("GPULEDGER_CLOCK");
 }
 
+/* GPULEDGER_FREE_STACKS: auto (default: not PyTorch blocks' frees), the
+ * boolean words, and all. */
+static void test_free_stacks(void **state)
+{
+    (void)state;
+    struct gl_config c;
+    static const struct {
+        const char *value;
+        int mode, warned;
+    } cases[] = {{NULL, GL_FREE_STACKS_AUTO, 0}, {"auto", GL_FREE_STACKS_AUTO, 0}, {"1", GL_FREE_STACKS_ALL, 0},
+                 {"ALL", GL_FREE_STACKS_ALL, 0},  {"yes", GL_FREE_STACKS_ALL, 0},   {"0", GL_FREE_STACKS_NONE, 0},
+                 {"off", GL_FREE_STACKS_NONE, 0}, {"some", GL_FREE_STACKS_AUTO, 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (cases[i].value)
+            setenv("GPULEDGER_FREE_STACKS", cases[i].value, 1);
+        else
+            unsetenv("GPULEDGER_FREE_STACKS");
+        warnings = 0;
+        gl_config_load(&c, warn);
+        assert_int_equal(c.free_stacks, cases[i].mode);
+        assert_int_equal(warnings, cases[i].warned);
+    }
+    assert_string_equal(last_warning,
+                        "GPULEDGER_FREE_STACKS='some' is not auto/0/1/all/yes/no/on/off; using auto");
+    unsetenv("GPULEDGER_FREE_STACKS");
+}
+
 /* The README's variable table and the code's table agree: the same
  * variables in the same order, each with the same default (the rows the
  * library does not read, GL_CFG_ELSEWHERE, too). */
@@ -178,6 +205,7 @@ int main(void)
         cmocka_unit_test(test_defaults_and_bad_values),
         cmocka_unit_test(test_unwind_modes),
         cmocka_unit_test(test_python_and_clock_modes),
+        cmocka_unit_test(test_free_stacks),
         cmocka_unit_test(test_readme_table_matches_code),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
