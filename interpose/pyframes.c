@@ -192,25 +192,6 @@ unsigned gl_py_merge(uintptr_t *ips, unsigned n, unsigned cap, unsigned *py, int
     return merge_ts(ts, ips, n, cap, py, py_truncated);
 }
 
-/* How deep this thread's first eval-loop frame has been (index + 1; 0:
- * none yet): how deep to unwind first. A high-water mark, lowered only
- * after 4,096 stacks in a row found the interpreter well above it: a
- * thread alternating between a deep and a shallow path (an allocation
- * inside an op, a free from a decref) keeps one depth, which is also what
- * lets the unwinder answer repeated stacks from its memo. */
-static __thread unsigned tls_eval_at __attribute__((tls_model("initial-exec")));
-static __thread unsigned tls_eval_low __attribute__((tls_model("initial-exec")));
-#define EVAL_SLACK 3
-#define EVAL_DECAY 4096
-
-static int find_eval(const uintptr_t *ips, unsigned n)
-{
-    for (unsigned i = 0; i < n; i++)
-        if (ips[i] - 1 >= eval_lo && ips[i] - 1 < eval_hi)
-            return (int)i;
-    return -1;
-}
-
 unsigned gl_py_stack(uintptr_t *ips, unsigned depth, unsigned cap, int mode, int *truncated)
 {
     uintptr_t ts = 0;
@@ -238,39 +219,21 @@ unsigned gl_py_stack(uintptr_t *ips, unsigned depth, unsigned cap, int mode, int
         return n;
     }
     /* A Python thread: the native frames that matter are those above the
-     * first eval-loop frame (the Python frames stand for everything below),
-     * so unwind only about as deep as that was last time. */
-    unsigned hint = tls_eval_at ? tls_eval_at + EVAL_SLACK : 32;
-    unsigned d = hint < depth ? hint : depth;
-    /* our own frames above the caller are few here (a CUPTI callback has
-     * many: its first attempt falls short and is retried in full) */
-    unsigned n = gl_stack_capture_slack(ips, d, 8, truncated);
-    int at = find_eval(ips, n);
-    if (at < 0 && *truncated && d < depth) {
-        n = gl_stack_capture(ips, depth, truncated);
-        at = find_eval(ips, n);
-    }
-    if (at >= 0) {
-        unsigned seen = (unsigned)at + 1;
-        n = seen;
-        if (seen > tls_eval_at) {
-            tls_eval_at = seen;
-            tls_eval_low = 0;
-        } else if (seen + 2 * EVAL_SLACK < tls_eval_at) {
-            if (++tls_eval_low >= EVAL_DECAY) {
-                tls_eval_at = seen;
-                tls_eval_low = 0;
-            }
-        } else {
-            tls_eval_low = 0;
-        }
-    }
-    unsigned py;
+     * first eval-loop frame (the Python frames stand for everything below).
+     * Unwind to it and no further, leave out the interpreter's own frames
+     * (calls of builtins, vectorcall plumbing), then the Python frames. */
+    int stopped;
+    const struct gl_stack_to to = {eval_lo, eval_hi, interp_lo, interp_hi};
+    unsigned k = gl_stack_capture_to(ips, depth, &to, &stopped, truncated);
+    unsigned room = cap > k ? cap - k : 0, limit = py_max < room ? py_max : room;
     int py_truncated;
-    n = merge_ts(ts, ips, n, cap, &py, &py_truncated);
-    if (py)
-        *truncated = py_truncated;
-    return n;
+    unsigned m = walk(ts, ips + k, limit, &py_truncated);
+    if (!m)
+        return k;
+    for (unsigned i = k; i < k + m; i++)
+        ips[i] &= ~GROUP_END;
+    *truncated = py_truncated; /* the outer end is the Python stack, complete unless cut */
+    return k + m;
 }
 
 /* ---- set-up ---------------------------------------------------------------- */

@@ -126,3 +126,49 @@ unsigned gl_stack_capture_slack(uintptr_t *ips, unsigned max_depth, unsigned sla
     }
     return kept;
 }
+
+unsigned gl_stack_capture_to(uintptr_t *ips, unsigned max_depth, const struct gl_stack_to *to, int *stopped,
+                             int *truncated)
+{
+    *truncated = 0;
+    *stopped = 0;
+    if (max_depth == 0)
+        return 0;
+    int cap = (int)(max_depth + GL_STACK_SLACK);
+    int n = use_fast ? gl_unwind_fast_to(ips, cap, to->stop_lo, to->stop_hi) : -1;
+    if (n < 0) { /* libunwind walks the whole depth: find the stop */
+        n = unw_backtrace((void **)ips, cap);
+        for (int i = 0; i < n; i++)
+            if (ips[i] - 1 - to->stop_lo < to->stop_hi - to->stop_lo) {
+                n = i + 1;
+                break;
+            }
+    }
+    if (n <= 0)
+        return 0;
+    if (ips[n - 1] - 1 - to->stop_lo < to->stop_hi - to->stop_lo) {
+        *stopped = 1;
+        n--; /* the stop frame is not kept */
+    }
+    int ns = atomic_load_explicit(&nskip, memory_order_acquire);
+    int k = 0;
+    while (k < n && skipped(ips[k], ns))
+        k++;
+    /* one pass: our own frames and the dropped range left out */
+    uintptr_t own_lo = ns > 0 ? skip_lo[0] : 0, own_len = ns > 0 ? skip_hi[0] - skip_lo[0] : 0;
+    uintptr_t drop_lo = to->drop_lo, drop_len = to->drop_hi - to->drop_lo;
+    unsigned kept = 0;
+    for (int i = k; i < n; i++) {
+        uintptr_t ip = ips[i];
+        if (ip - own_lo < own_len || ip - 1 - drop_lo < drop_len)
+            continue;
+        ips[kept++] = ip;
+    }
+    if (kept > max_depth) {
+        kept = max_depth;
+        *truncated = 1;
+    } else if (!*stopped && n == cap) {
+        *truncated = 1;
+    }
+    return kept;
+}

@@ -662,7 +662,7 @@ static inline void count_walk(int hit)
 #define MEMO_WAYS 4
 
 struct memo {
-    uintptr_t sp0, bp0;
+    uintptr_t sp0, bp0, stop;
     uint64_t gen;
     int max, n, nl, bp_used, valid;
     uintptr_t ips[MEMO_FRAMES];
@@ -745,11 +745,13 @@ void gl_unwind_memo_stats(uint64_t *hits)
         }                                                                                          \
     } while (0)
 
-/* Not instrumented: it reads other frames' stack slots on purpose. */
-__attribute__((noinline, no_sanitize("address", "thread"))) int gl_unwind_fast(uintptr_t *ips, int max)
+/* The walk from pc/sp/bp (the registers of the exported function it is
+ * inlined into), up to max frames, stopping after a return address whose
+ * call lies in [stop_lo, stop_hi). Not instrumented: it reads other
+ * frames' stack slots on purpose. */
+static inline __attribute__((always_inline, no_sanitize("address", "thread"))) int
+walk(uintptr_t *ips, int max, uintptr_t stop_lo, uintptr_t stop_hi, uintptr_t pc, uintptr_t sp, uintptr_t bp)
 {
-    uintptr_t pc, sp, bp;
-    __asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2" : "=r"(pc), "=r"(sp), "=r"(bp));
     if (!tls_stack_hi)
         find_stack();
     const uintptr_t lo = sp, hi = tls_stack_hi;
@@ -763,7 +765,8 @@ __attribute__((noinline, no_sanitize("address", "thread"))) int gl_unwind_fast(u
         unsigned set = memo_set(sp);
         for (unsigned w = 0; w < MEMO_WAYS; w++) {
             const struct memo *m = &t->m[set][w];
-            if (!m->valid || m->sp0 != sp || m->max != max || m->gen != gen || (m->bp_used && m->bp0 != bp))
+            if (!m->valid || m->sp0 != sp || m->max != max || m->stop != stop_lo || m->gen != gen ||
+                (m->bp_used && m->bp0 != bp))
                 continue;
             int i = 0;
             while (i < m->nl && *(const uintptr_t *)m->la[i] == m->lv[i])
@@ -833,10 +836,13 @@ __attribute__((noinline, no_sanitize("address", "thread"))) int gl_unwind_fast(u
             break;
         ips[n++] = ra;
         look = ra - 1;
+        if (look >= stop_lo && look < stop_hi)
+            break;
     }
     if (rec != &scratch && rec->nl <= MEMO_LOADS && n <= MEMO_FRAMES) {
         rec->sp0 = lo;
         rec->bp0 = bp0;
+        rec->stop = stop_lo;
         rec->gen = gen;
         rec->max = max;
         rec->n = n;
@@ -845,6 +851,23 @@ __attribute__((noinline, no_sanitize("address", "thread"))) int gl_unwind_fast(u
     }
     count_walk(0);
     return n;
+}
+
+#define REGS(pc, sp, bp) __asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2" : "=r"(pc), "=r"(sp), "=r"(bp))
+
+__attribute__((noinline, no_sanitize("address", "thread"))) int gl_unwind_fast(uintptr_t *ips, int max)
+{
+    uintptr_t pc, sp, bp;
+    REGS(pc, sp, bp);
+    return walk(ips, max, 0, 0, pc, sp, bp);
+}
+
+__attribute__((noinline, no_sanitize("address", "thread"))) int gl_unwind_fast_to(uintptr_t *ips, int max,
+                                                                                 uintptr_t stop_lo, uintptr_t stop_hi)
+{
+    uintptr_t pc, sp, bp;
+    REGS(pc, sp, bp);
+    return walk(ips, max, stop_lo, stop_hi, pc, sp, bp);
 }
 
 /* How the stacks were walked (meta unwind_*): what to look at when stacks

@@ -22,6 +22,10 @@
  * outwards, into ips[0 .. max). Returns how many, or -1 when the fast walk
  * cannot follow this stack (then nothing in ips is meaningful). */
 int gl_unwind_fast(uintptr_t *ips, int max);
+/* The same, stopping after the first return address whose call lies in
+ * [stop_lo, stop_hi) (e.g. the interpreter's eval loop: a Python thread's
+ * native frames that matter are above it), which is the last one stored. */
+int gl_unwind_fast_to(uintptr_t *ips, int max, uintptr_t stop_lo, uintptr_t stop_hi);
 
 /* fork: prepare takes the rule lock, so that no thread is reading rules
  * (inside dl_iterate_phdr, under the loader's lock) when the process

@@ -77,6 +77,54 @@ static void test_depth_limit(void **state)
     assert_same(&p);
 }
 
+/* A walk that stops at a caller: the first return address in the stop
+ * range ends it (stored, last); the frames before it are the full walk's;
+ * a range no return address lies in changes nothing. Twice: the second
+ * time the answers may come from the memo, which keeps walks with
+ * different stops apart. */
+static uintptr_t stop_fast[2][MAXF], full_fast[MAXF], none_fast[MAXF];
+static int stop_n[2], full_n, none_n;
+
+__attribute__((noinline)) static void stop_walks(void)
+{
+    for (int rep = 0; rep < 2; rep++) {
+        full_n = gl_unwind_fast(full_fast, MAXF);
+        uintptr_t at = full_fast[2]; /* the recursive call in outer_stop */
+        stop_n[rep] = gl_unwind_fast_to(stop_fast[rep], MAXF, at - 1, at);
+        none_n = gl_unwind_fast_to(none_fast, 32, 1, 2);
+        __asm__ volatile("" ::: "memory");
+    }
+}
+
+__attribute__((noinline)) static void outer_stop(int n)
+{
+    if (n > 0) {
+        outer_stop(n - 1);
+        __asm__ volatile("" ::: "memory"); /* not a tail call */
+        return;
+    }
+    stop_walks();
+    __asm__ volatile("" ::: "memory");
+}
+
+static void test_stop_range(void **state)
+{
+    (void)state;
+    outer_stop(3);
+    assert_true(full_n > 6);
+    for (int rep = 0; rep < 2; rep++) {
+        assert_int_equal(stop_n[rep], 3);
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(stop_fast[rep][i], stop_fast[0][i]);
+        for (int i = 1; i < 3; i++)
+            assert_int_equal(stop_fast[rep][i], full_fast[i]);
+    }
+    assert_int_equal(full_fast[3], full_fast[2]); /* the same call site one level out: not reached */
+    assert_int_equal(none_n, full_n < 32 ? full_n : 32);
+    for (int i = 1; i < none_n; i++)
+        assert_int_equal(none_fast[i], full_fast[i]);
+}
+
 /* ---- frames with a variable size (rbp-based CFA) and realigned ones ---- */
 __attribute__((noinline)) static int vla_frame(int n, struct pair *p)
 {
@@ -272,6 +320,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_deep_recursion),
         cmocka_unit_test(test_depth_limit),
+        cmocka_unit_test(test_stop_range),
         cmocka_unit_test(test_vla_and_realigned_frames),
         cmocka_unit_test(test_through_libc),
         cmocka_unit_test(test_thread_and_invalidate),
