@@ -390,8 +390,11 @@ static int load_events(struct gl_run *r, char *err, size_t errsz)
                     total_live -= a->size;
                     track(r, &lt, a->device, -(int64_t)a->size, seq, ts, t0, span);
                 }
-                if (a->kind == GL_KIND_BLOCK)
+                if (a->kind == GL_KIND_BLOCK) {
                     block_live -= a->size;
+                    if (op == GL_OP_FREE) /* free and completion in one: reusable at once */
+                        a->done_seq = seq;
+                }
             }
         } else if ((op == GL_OP_FREE_COMPLETED || op == GL_OP_TAG) && sqlite3_column_type(st, 11) != SQLITE_NULL) {
             /* a block became reusable; a tag names the block (or CUDA
@@ -399,7 +402,10 @@ static int load_events(struct gl_run *r, char *err, size_t errsz)
             int64_t ref = sqlite3_column_int64(st, 11);
             int64_t pos = ref < seq ? index_get(&index, ref) : -1;
             struct gl_alloc *a = pos >= 0 ? &r->allocs[pos] : NULL;
-            if (a && op == GL_OP_FREE_COMPLETED && a->kind == GL_KIND_BLOCK && !a->done_seq && a->free_seq)
+            /* (a free_completed after a block's `free`: a database written
+             * before the two were one event) */
+            if (a && op == GL_OP_FREE_COMPLETED && a->kind == GL_KIND_BLOCK && a->free_seq &&
+                (!a->done_seq || a->done_seq == a->free_seq))
                 a->done_seq = seq;
             else if (a && op == GL_OP_TAG)
                 tag(a, sqlite3_column_int64(st, 14), size);

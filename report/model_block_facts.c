@@ -33,15 +33,23 @@ struct gl_block_fact *gl_block_facts_load(struct gl_run *r)
         }
         sqlite3_finalize(st);
     }
-    if (sqlite3_prepare_v2(r->db, "SELECT ref_seq, seq, ts_ns FROM event_log WHERE op = ?1 AND ref_seq IS NOT NULL",
+    /* a block's `free` row is its completion too (reusable at once), unless
+     * a free_completed row follows (databases written before the two were
+     * one event): the free rows first, then the completions */
+    if (sqlite3_prepare_v2(r->db,
+                           "SELECT ref_seq, seq, ts_ns FROM event_log WHERE ((op = ?1 AND kind = ?2) OR op = ?3)"
+                           " AND ref_seq IS NOT NULL ORDER BY op = ?3, seq",
                            -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int(st, 1, GL_OP_FREE_COMPLETED);
+        sqlite3_bind_int(st, 1, GL_OP_FREE);
+        sqlite3_bind_int(st, 2, GL_KIND_BLOCK);
+        sqlite3_bind_int(st, 3, GL_OP_FREE_COMPLETED);
         while (sqlite3_step(st) == SQLITE_ROW) {
             long i = alloc_index(r, sqlite3_column_int64(st, 0));
             int64_t seq = sqlite3_column_int64(st, 1);
             const struct gl_alloc *a = i >= 0 ? &r->allocs[i] : NULL;
             /* the first completion after the tensor's free; the rest cannot be */
-            if (!a || a->kind != GL_KIND_BLOCK || !a->free_seq || seq < a->free_seq || f[i].done_seq)
+            if (!a || a->kind != GL_KIND_BLOCK || !a->free_seq || seq < a->free_seq ||
+                (f[i].done_seq && f[i].done_seq != a->free_seq))
                 continue;
             f[i].done_seq = seq;
             f[i].done_ns = sqlite3_column_int64(st, 2);
