@@ -49,6 +49,7 @@ struct row {
     int cat;
     int64_t stack_id;
     size_t frames_at, nframes; /* in ctx.row_frames */
+    const char *what;          /* a row no stack made (GL_ROW_*), or NULL */
 };
 
 struct frame_ref {
@@ -67,8 +68,18 @@ struct ctx {
     struct row *rows;
     size_t nrows, rows_cap;
     struct vec row_frames;
-    struct gl_u64map by_site; /* stack_id, api, kind -> row */
-    uint32_t *alloc_row;     /* by allocation index (counted kinds) */
+    struct gl_u64map by_site; /* stack_id, api, kind, category -> row */
+    uint32_t *alloc_row;     /* by allocation index (the ledger's items, gl_is_item) */
+    /* PyTorch's caching allocator: its segments beyond their tensors */
+    int64_t cached_row, pending_row; /* -1: no device has blocks */
+    struct done *done;       /* blocks reusable after their free, by when */
+    size_t ndone;
+};
+
+/* A block let go of (free) and reusable later (free_completed). */
+struct done {
+    int64_t seq;
+    uint32_t idx;
 };
 
 static int cat_id(struct ctx *c, const char *name)
@@ -98,14 +109,15 @@ static int64_t frame_id(struct ctx *c, const struct gl_frame *fr)
     return id;
 }
 
-/* The row of (stack's chain of names, category); -1 on out of memory. */
-static int64_t row_for(struct ctx *c, int64_t stack_id, const char *category)
+/* The row of (stack's chain of names, category), or of what a row no stack
+ * made is; -1 on out of memory. */
+static int64_t row_for(struct ctx *c, int64_t stack_id, const char *category, const char *what)
 {
-    const struct gl_stack *st = gl_stack_get(&c->stacks, stack_id);
+    const struct gl_stack *st = gl_stack_get(&c->stacks, what ? 0 : stack_id);
     char chain[4096], sig[4200]; /* the chain as gl_groups_merge_chains sees it */
     int cat = cat_id(c, category ? category : "other");
     gl_stack_signature(st, chain, sizeof chain);
-    snprintf(sig, sizeof sig, "%d\x1f%s", cat, chain);
+    snprintf(sig, sizeof sig, "%d\x1f%s\x1f%s", cat, what ? what : "", chain);
     int added;
     int64_t id = gl_strmap_id(&c->row_ids, sig, &added);
     if (id < 0 || !added)
@@ -120,7 +132,8 @@ static int64_t row_for(struct ctx *c, int64_t stack_id, const char *category)
     }
     struct row *rw = &c->rows[c->nrows++];
     rw->cat = cat;
-    rw->stack_id = stack_id;
+    rw->stack_id = what ? 0 : stack_id;
+    rw->what = what;
     rw->frames_at = c->row_frames.n;
     rw->nframes = (size_t)st->n;
     for (int i = 0; i < st->n; i++) {
@@ -131,21 +144,61 @@ static int64_t row_for(struct ctx *c, int64_t stack_id, const char *category)
     return id;
 }
 
-/* Row of every counted allocation, cached by call site (stack, api, kind:
- * what a category can depend on). */
+/* What the page replays: CUDA memory (the timeline) and the ledger's items
+ * (PyTorch's blocks too). */
+static int replayed(const struct gl_alloc *a)
+{
+    return gl_kind_counts_on_device(a->kind) || gl_is_item(a);
+}
+
+static int cmp_done(const void *a, const void *b)
+{
+    const struct done *x = a, *y = b;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* A block freed at seq but not reusable yet (gl_ledger_at's pending). */
+static int pending_after_free(const struct gl_alloc *a)
+{
+    return a->kind == GL_KIND_BLOCK && a->free_seq && a->done_seq > a->free_seq;
+}
+
+/* On a device with PyTorch's caching allocator the ledger has two rows no
+ * stack made (analysis.c: layer_rows): its free blocks and the blocks
+ * waiting for their streams; and the blocks' completions, in order. */
+static int allocator_rows(struct ctx *c)
+{
+    struct gl_run *r = c->r;
+    c->cached_row = c->pending_row = -1;
+    if (!r->has_blocks)
+        return 0;
+    c->cached_row = row_for(c, 0, "allocator_cache", GL_ROW_CACHED);
+    c->pending_row = row_for(c, 0, "allocator_cache", GL_ROW_PENDING);
+    c->done = malloc((r->nallocs + 1) * sizeof *c->done);
+    if (c->cached_row < 0 || c->pending_row < 0 || !c->done)
+        return -1;
+    for (size_t i = 0; i < r->nallocs; i++)
+        if (pending_after_free(&r->allocs[i]))
+            c->done[c->ndone++] = (struct done){r->allocs[i].done_seq, (uint32_t)i};
+    qsort(c->done, c->ndone, sizeof *c->done, cmp_done);
+    return 0;
+}
+
+/* Row of every item of the ledger, cached by call site (stack, api, kind,
+ * and a category by identity or lifetime: what a category can depend on). */
 static int rows_of_allocs(struct ctx *c)
 {
     struct gl_run *r = c->r;
     c->alloc_row = calloc(r->nallocs + 1, sizeof *c->alloc_row);
-    if (!c->alloc_row)
+    if (!c->alloc_row || allocator_rows(c))
         return -1;
     for (size_t i = 0; i < r->nallocs; i++) {
         const struct gl_alloc *a = &r->allocs[i];
-        if (!gl_kind_counts_on_device(a->kind))
+        if (!gl_is_item(a))
             continue;
-        uint64_t key = (uint64_t)a->stack_id << 24 | (uint64_t)a->api << 8 | a->kind, row;
+        uint64_t key = (uint64_t)a->stack_id << 32 | (uint64_t)a->api << 16 | (uint64_t)a->kind << 8 | a->cat, row;
         if (!gl_u64map_get(&c->by_site, key, &row)) {
-            int64_t id = row_for(c, a->stack_id, gl_categorize(c->o->rules, &c->stacks, a));
+            int64_t id = row_for(c, a->stack_id, gl_categorize(c->o->rules, &c->stacks, a), NULL);
             if (id < 0 || gl_u64map_put(&c->by_site, key, (uint64_t)id))
                 return -1;
             row = (uint64_t)id;
@@ -231,7 +284,8 @@ static int choose_moments(struct ctx *c, const struct gl_sweep *sw, struct devtr
         int k = dev_index(r, a->device);
         if (k < 0)
             continue;
-        live[k] += gl_sweep_is_free(sw->ev[i]) ? -(int64_t)a->size : (int64_t)a->size;
+        if (gl_kind_counts_on_device(a->kind))
+            live[k] += gl_sweep_is_free(sw->ev[i]) ? -(int64_t)a->size : (int64_t)a->size;
         int64_t ts = gl_sweep_ts(r, sw->ev[i]), seq = gl_sweep_seq(r, sw->ev[i]);
         if (count[k] <= 2 * (size_t)nb) {
             seen[k]++;
@@ -323,34 +377,95 @@ static int devtrack_alloc(struct devtrack *d, size_t nr)
     return !d->cb || !d->cc || !d->sb || !d->sc || !d->dirty || !d->is_dirty || vpush(&d->off, 0) ? -1 : 0;
 }
 
+static void touch(struct devtrack *d, uint32_t row)
+{
+    if (!d->is_dirty[row]) {
+        d->is_dirty[row] = 1;
+        d->dirty[d->ndirty++] = row;
+    }
+}
+
+/* The caching allocator's segments beyond their tensors on one device, as
+ * gl_ledger_at has them: its memory less the live tensors and the blocks
+ * waiting to be reusable (never below 0), one count per segment. */
+struct layers {
+    int on;
+    int64_t allocator, segments, tensors, pending;
+};
+
+static void set_layer_rows(struct ctx *c, struct devtrack *d, const struct layers *l)
+{
+    if (!l->on)
+        return;
+    uint32_t cr = (uint32_t)c->cached_row, pr = (uint32_t)c->pending_row;
+    int64_t cached = l->allocator - l->tensors - l->pending;
+    d->cb[cr] = cached > 0 ? cached : 0;
+    d->cc[cr] = l->segments;
+    d->cb[pr] = l->pending;
+    touch(d, cr);
+    touch(d, pr);
+}
+
+/* One allocation or free on the device: its row (an item of the ledger),
+ * the live bytes (CUDA memory), the allocator's layers. */
+static void apply(struct ctx *c, struct devtrack *d, struct layers *l, size_t ai, int is_free)
+{
+    const struct gl_alloc *a = &c->r->allocs[ai];
+    int sign = is_free ? -1 : 1;
+    if (gl_is_item(a)) {
+        uint32_t row = c->alloc_row[ai];
+        d->cb[row] += sign * (int64_t)a->size;
+        d->cc[row] += sign;
+        touch(d, row);
+    }
+    if (gl_kind_counts_on_device(a->kind))
+        d->live += sign * (int64_t)a->size;
+    if (!l->on)
+        return;
+    if (a->flags & GL_AF_ALLOCATOR) {
+        l->allocator += sign * (int64_t)a->size;
+        l->segments += sign;
+    } else if (a->kind == GL_KIND_BLOCK) {
+        l->tensors += sign * (int64_t)a->size;
+        if (is_free && pending_after_free(a))
+            l->pending += (int64_t)a->size;
+    }
+    set_layer_rows(c, d, l);
+}
+
 /* Pass 2, one device at a time: replay and write the changes at each of
  * its moments. */
-static int replay_device(struct ctx *c, const struct gl_sweep *sw, struct devtrack *d, int device)
+static int replay_device(struct ctx *c, const struct gl_sweep *sw, struct devtrack *d, const struct gl_device *dev)
 {
     struct gl_run *r = c->r;
     if (devtrack_alloc(d, c->nrows + 1))
         return -1;
-    size_t mi = 0;
+    struct layers l = {dev->blocks && c->cached_row >= 0, 0, 0, 0, 0};
+    size_t mi = 0, di = 0;
     for (size_t i = 0; i <= sw->n; i++) {
         int64_t seq = i < sw->n ? gl_sweep_seq(r, sw->ev[i]) : INT64_MAX;
-        for (; mi < d->nm && d->m[mi].seq < seq; mi++)
-            if (emit_moment(d))
+        for (;;) { /* the moments and the blocks' completions before this event */
+            int64_t mseq = mi < d->nm ? d->m[mi].seq : INT64_MAX;
+            int64_t dseq = l.on && di < c->ndone ? c->done[di].seq : INT64_MAX;
+            if (mseq >= seq && dseq >= seq)
+                break;
+            if (dseq <= mseq) { /* a completion at a moment counts in it */
+                const struct gl_alloc *a = &r->allocs[c->done[di++].idx];
+                if (a->device == dev->device) {
+                    l.pending -= (int64_t)a->size;
+                    set_layer_rows(c, d, &l);
+                }
+            } else if (emit_moment(d)) {
                 return -1;
+            } else {
+                mi++;
+            }
+        }
         if (i == sw->n)
             break;
         size_t ai = sw->ev[i] >> 1;
-        const struct gl_alloc *a = &r->allocs[ai];
-        if (a->device != device)
-            continue;
-        uint32_t row = c->alloc_row[ai];
-        int sign = gl_sweep_is_free(sw->ev[i]) ? -1 : 1;
-        d->cb[row] += sign * (int64_t)a->size;
-        d->cc[row] += sign;
-        d->live += sign * (int64_t)a->size;
-        if (!d->is_dirty[row]) {
-            d->is_dirty[row] = 1;
-            d->dirty[d->ndirty++] = row;
-        }
+        if (r->allocs[ai].device == dev->device)
+            apply(c, d, &l, ai, gl_sweep_is_free(sw->ev[i]));
     }
     return 0;
 }
@@ -358,7 +473,7 @@ static int replay_device(struct ctx *c, const struct gl_sweep *sw, struct devtra
 static int replay(struct ctx *c, const struct gl_sweep *sw, struct devtrack *dt)
 {
     for (int k = 0; k < c->r->ndevs; k++)
-        if (replay_device(c, sw, &dt[k], c->r->devs[k].device))
+        if (replay_device(c, sw, &dt[k], &c->r->devs[k]))
             return -1;
     return 0;
 }
@@ -415,14 +530,17 @@ static int write_groups(struct gl_json *j, const char *key, struct ctx *c, const
 {
     gl_jw_arr(j, key);
     for (size_t i = 0; i < g->n; i++) {
-        int64_t row = row_for(c, g->v[i].stack_id, g->v[i].category);
+        int64_t row = row_for(c, g->v[i].stack_id, g->v[i].category, g->v[i].what);
         if (row < 0)
             return -1;
         gl_jw_arr(j, NULL);
         gl_jw_i64(j, NULL, row);
         gl_jw_u64(j, NULL, g->v[i].bytes);
         gl_jw_u64(j, NULL, g->v[i].count);
-        if (times) {
+        if (times && g->v[i].what) { /* a row no stack made has no times */
+            gl_jw_null(j, NULL);
+            gl_jw_null(j, NULL);
+        } else if (times) {
             gl_jw_i64(j, NULL, g->v[i].first_ns - c->r->first_ns);
             gl_jw_i64(j, NULL, g->v[i].last_ns - c->r->first_ns);
         }
@@ -496,7 +614,7 @@ static int write_leaks_growth(struct gl_json *j, struct ctx *c, const struct gl_
     gl_jw_bool(j, "by_marks", r->nmarks >= 2);
     gl_jw_arr(j, "rows");
     for (size_t i = 0; i < g.n && nsteps > 0; i++) {
-        int64_t row = row_for(c, g.v[i].stack_id, g.v[i].category);
+        int64_t row = row_for(c, g.v[i].stack_id, g.v[i].category, g.v[i].what);
         if (row < 0)
             rc = -1;
         gl_jw_arr(j, NULL);
@@ -722,6 +840,8 @@ static void write_tables(struct gl_json *j, struct ctx *c)
         gl_jw_i64(j, NULL, c->rows[i].cat);
         gl_jw_i64(j, NULL, c->rows[i].stack_id);
         write_ids_at(j, &c->row_frames, c->rows[i].frames_at, c->rows[i].nframes);
+        if (c->rows[i].what)
+            gl_jw_str(j, NULL, gl_row_text(c->rows[i].what));
         gl_jw_end(j);
     }
     gl_jw_end(j);
@@ -737,6 +857,7 @@ static void ctx_free(struct ctx *c)
     free(c->row_frames.v);
     gl_u64map_free(&c->by_site);
     free(c->alloc_row);
+    free(c->done);
 }
 
 int gl_html_data_write(FILE *f, struct gl_run *r, const struct gl_html_opts *o)
@@ -761,7 +882,7 @@ int gl_html_data_write(FILE *f, struct gl_run *r, const struct gl_html_opts *o)
     memset(dt, 0, sizeof dt);
     int nb = o->buckets > 0 ? o->buckets : DEFAULT_BUCKETS;
     size_t budget = o->delta_budget ? o->delta_budget : DEFAULT_BUDGET;
-    int rc = rows_of_allocs(&c) || gl_sweep_build(r, &sw, gl_sweep_counted) ? -1 : 0;
+    int rc = rows_of_allocs(&c) || gl_sweep_build(r, &sw, replayed) ? -1 : 0;
     /* fewer time slices until the changes fit the budget */
     for (; !rc;) {
         rc = choose_moments(&c, &sw, dt, nb, &an) || replay(&c, &sw, dt) ? -1 : 0;

@@ -8,9 +8,11 @@
  *   categories        [NAME]            category id = index (rule order)
  *   cached_categories [id]              held at exit by design, not leaks
  *   frames  [[symbol, module, file, line, python]]     frame id = index
- *   rows    [[category id, stack_id, [frame id, innermost first]]]
+ *   rows    [[category id, stack_id, [frame id, innermost first], label?]]
  *           a ledger row: the stacks with the same chain of frame names
- *           (the report's merge), in one category; row id = index
+ *           (the report's merge), in one category; row id = index; with a
+ *           label, a row no stack made (PyTorch's caching allocator: its
+ *           free blocks, its blocks waiting for their streams)
  *   marks   [[seq, t, label]]          ranges [[seq, t, end_seq, end_t, label, depth, tid]]
  *   selected {seq, t, desc} | null     the moment given with --at
  *   devices [{ device, peak: [seq, t, bytes], end_bytes, buckets,
@@ -24,6 +26,7 @@
  *                                      any moment is the sum up to it)
  *      ooms    [{seq, t, api, size, result, live, frames, ledger: [[row, bytes, count]]}]
  *      leaks   [[row, bytes, count, first_t, last_t]]   leak_bytes cached_bytes
+ *                                      (times null for a row no stack made)
  *      outside_api? {source, peak, end, end_process}   schema 2: bytes outside
  *                                      any allocation API at the peak and at
  *                                      the end, the process's own figure then

@@ -126,7 +126,7 @@
         el('input', {type: 'checkbox', value: t.row, onchange: () => toggleLine(t.row)}),
         el('span', {class: 'key', dataset: {row: t.row}}),
         el('span', {class: 'n'}, GL.fmt.bytes(t.max)), ' ', GL.panels.catChip(proc, proc.rows[t.row][0]), ' ',
-        proc.chain(proc.rowFrames(t.row), 3, must[k]))));
+        proc.rowLabel(t.row) || proc.chain(proc.rowFrames(t.row), 3, must[k]))));
   }
 
   function showMoment(i) {

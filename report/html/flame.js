@@ -40,6 +40,16 @@ GL.Flame = (function () {
         let n = root;
         n.bytes += r.bytes;
         n.cat = n.cat === -2 || n.cat === cat ? cat : -1;
+        const label = proc.rowLabel(r.row);
+        if (label) { /* a row no stack made: one bar of its own under the root */
+          const child = node('row:' + r.row, label);
+          child.parent = n;
+          child.depth = 1;
+          child.bytes = r.bytes;
+          child.cat = cat;
+          n.kids.set('row:' + r.row, child);
+          continue;
+        }
         const last = Math.max(0, ids.length - MAX_DEPTH);
         for (let k = ids.length - 1; k >= last; k--) {
           let child = n.kids.get(ids[k]);

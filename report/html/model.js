@@ -35,6 +35,11 @@ GL.model = (function () {
       return this.rows[row][2];
     }
 
+    /* what a row no stack made is ("[free blocks cached in …]"), or null */
+    rowLabel(row) {
+      return this.rows[row][3] || null;
+    }
+
     /* index of the first frame that is not allocator plumbing */
     firstInteresting(ids) {
       let k = 0;
@@ -199,7 +204,10 @@ GL.model = (function () {
       this.seek(i);
       const out = [];
       for (let r = 0; r < this.curB.length; r++) {
-        if (this.curC[r] !== 0 || this.curB[r] !== 0) out.push({row: r, bytes: this.curB[r], count: this.curC[r]});
+        /* a row no stack made is shown while it holds bytes (as the report) */
+        if (this.curB[r] !== 0 || (this.curC[r] !== 0 && !this.proc.rowLabel(r))) {
+          out.push({row: r, bytes: this.curB[r], count: this.curC[r]});
+        }
       }
       out.sort((a, b) => b.bytes - a.bytes || a.row - b.row);
       return out;

@@ -15,7 +15,8 @@ GL.panels = (function () {
 
   /* a stack: its one-line chain (with frame `must`, which tells it from
    * the other rows), unfolding to every frame, Python first */
-  function stack(proc, ids, must) {
+  function stack(proc, ids, must, label) {
+    if (label) return el('details', {class: 'stack'}, el('summary', null, label));
     const {py, native} = proc.orderedFrames(ids);
     const item = (id) => {
       const f = proc.frames[id];
@@ -56,7 +57,7 @@ GL.panels = (function () {
         el('td', {class: 'n'}, (opts.signed && r.count > 0 ? '+' : '') + r.count + '×'),
         el('td', null, catChip(proc, cat)));
         for (const x of r.extra || []) tr.appendChild(el('td', {class: 'n'}, x));
-        tr.appendChild(el('td', null, stack(proc, proc.rowFrames(r.row), must[shown])));
+        tr.appendChild(el('td', null, stack(proc, proc.rowFrames(r.row), must[shown], proc.rowLabel(r.row))));
         if (opts.onRow) tr.addEventListener('click', (e) => {
           if (e.target.tagName !== 'SUMMARY' && !e.target.closest('details[open]')) opts.onRow(r.row);
         });
@@ -102,7 +103,7 @@ GL.panels = (function () {
     const real = d.leaks.filter((x) => !proc.cached.has(proc.rows[x[0]][0]));
     const held = d.leaks.filter((x) => proc.cached.has(proc.rows[x[0]][0]));
     const rows = (list) => list.map((x) => ({row: x[0], bytes: x[1], count: x[2],
-      extra: [GL.fmt.time(x[3], span), GL.fmt.time(x[4], span)]}));
+      extra: [x[3] === null ? '—' : GL.fmt.time(x[3], span), x[4] === null ? '—' : GL.fmt.time(x[4], span)]}));
     const out = el('div', null,
       el('p', null, GL.fmt.bytes(d.leak_bytes) + ' never freed in ' + real.length + ' leak chain' +
         (real.length === 1 ? '' : 's') + (d.cached_bytes ? ', ' + GL.fmt.bytes(d.cached_bytes) +

@@ -158,17 +158,19 @@ def sql_ledger(db, seq, device=0):
     return sorted((b, c, k) for k, (b, c) in rows.items())
 
 
-def compare_at(page, db, seq, name):
+def compare_at(page, db, seq, name, sql=True):
     """The ledger the page shows equals `report --at '#seq' --format json`
-    (every row: bytes, count, category, frames), and the database's own."""
+    (every row: bytes, count, category, frames), and (sql) the database's
+    own CUDA memory."""
     want = json_rows(report_json(db, "--at", "#%d" % seq)["processes"][0]["devices"][0]["at"]["ledger"])
     got = dom_rows(page)
     if check(got == want, "%s: ledger at event #%d: page shows %d rows, report --at %d rows; first differences %s" % (
             name, seq, len(got), len(want),
             [x for x in got if x not in want][:2] + [x for x in want if x not in got][:2])):
         print("%s: ledger at event #%d: %d rows equal to report --at '#%d' --format json" % (name, seq, len(got), seq))
-    check(sorted((b, c, syms) for b, c, _, syms in got) == sql_ledger(db, seq),
-          "%s: ledger at event #%d equals the database's" % (name, seq))
+    if sql:
+        check(sorted((b, c, syms) for b, c, _, syms in got) == sql_ledger(db, seq),
+              "%s: ledger at event #%d equals the database's" % (name, seq))
 
 
 def zoom_flame(page, name):
@@ -240,6 +242,30 @@ def big_checks(browser, db, html, name):
     page.screenshot(os.path.join(ART, name + "-report.png"))
     no_errors(page, name)
     return ms
+
+
+def torch_checks(browser, db, html):
+    """A --torch blocks run (tests/golden/db/torch-train.db): the ledger
+    has the tensors by stack and category (tags, lifetimes) and the caching
+    allocator's free blocks as a row of their own, as the report's."""
+    page, _ = open_report(browser, html, "torch-train")
+    no_errors(page, "torch-train")
+    rep = report_json(db)["processes"][0]["devices"][0]
+    check(selected(page) == [rep["peak"]["seq"], None], "torch-train: opens at the peak (%s)" % selected(page))
+    check(dom_rows(page) == json_rows(rep["peak"]["ledger"]), "torch-train: peak ledger equals report's: %s, want %s"
+          % (dom_rows(page), json_rows(rep["peak"]["ledger"])))
+    seen = set()
+    for frac in (0.2, 0.45, 0.7, 0.999):
+        seq, _ = click_moment(page, frac)
+        compare_at(page, db, seq, "torch-train", sql=False)
+        seen.update(r[2] for r in dom_rows(page))
+    check({"allocator_cache", "parameters", "gradients", "optimizer_state"} <= seen,
+          "torch-train: categories by identity and the allocator's cache seen (%s)" % sorted(seen))
+    label = "[free blocks cached in the caching allocator's segments]"
+    check(label in labels(page, "#ledger tr.lrow details.stack > summary"), "torch-train: the cache row says %r" % label)
+    zoom_flame(page, "torch-train")
+    page.screenshot(os.path.join(ART, "torch-train-report.png"))
+    no_errors(page, "torch-train")
 
 
 SUMMARIES = """[...document.querySelectorAll(%s)].map((s) => s.textContent)"""
@@ -341,12 +367,13 @@ def main():
         deep = os.path.join(work, "deep.db")
         run(GL, "run", "-q", "-o", deep, "--", os.path.join(BUILD, "tests", "misc"), "deep", cwd=work)
         leaks3 = os.path.join(SRC, "tests", "golden", "db", "leaks3.db")  # normalised: libc's offset is fixed
+        torch = os.path.join(SRC, "tests", "golden", "db", "torch-train.db")
         one = os.path.join(work, "one.db")  # one cudaMalloc, then _exit(3)
         subprocess.run([GL, "run", "-q", "-o", one, "--", os.path.join(BUILD, "tests", "misc"), "_exit", "3"],
                        cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         pages = {}
         for name, db in (("demo", demo), ("run-1m", big), ("hostile", hostile), ("leaks3", leaks3), ("deep", deep),
-                         ("one", one)):
+                         ("one", one), ("torch-train", torch)):
             t = time.monotonic()
             pages[name] = os.path.join(ART, name + ".html")
             run(GL, "report", "--format", "html", "-o", pages[name], db)
@@ -356,6 +383,7 @@ def main():
             big_checks(browser, big, pages["run-1m"], "run-1m")
             hostile_checks(browser, hostile, pages["hostile"])
             chain_checks(browser, pages)
+            torch_checks(browser, torch, pages["torch-train"])
             singular_checks(browser, pages["one"])
     finally:
         shutil.rmtree(work, ignore_errors=True)
