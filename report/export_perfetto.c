@@ -3,8 +3,11 @@
  *
  *   counters  "device D live bytes" {bytes}: all memory counted on device D;
  *             "device D: CATEGORY" {bytes}: one counter track per category
- *             (the category of each allocation, by the same rules as the
- *             report), changed at every allocation and free
+ *             of the ledger's rows (the category of each allocation, by the
+ *             same rules as the report; with PyTorch's blocks, the tensors'
+ *             categories, and the caching allocator's free and pending
+ *             blocks as allocator_cache, as the report's ledger has them),
+ *             changed at every allocation, free and block completion
  *   slices    each range (gpuledger_range_push/pop, NVTX) on the thread that
  *             opened it; each mark as a slice on the "marks" track from the
  *             mark before (or the start) to it, named by its label, so
@@ -18,7 +21,9 @@
 #include <string.h>
 
 #include "json.h"
+#include "ledger_layers.h"
 #include "model_annot.h"
+#include "model_block_facts.h"
 #include "render.h"
 #include "sweep.h"
 #include "u64map.h"
@@ -61,39 +66,102 @@ static int cat_index(struct cats *c, const char *name)
     return c->n++;
 }
 
+/* What the counters follow: CUDA memory and the ledger's items (PyTorch's
+ * blocks too). */
+static int replayed(const struct gl_alloc *a)
+{
+    return gl_kind_counts_on_device(a->kind) || gl_is_item(a);
+}
+
+struct ctr {
+    struct gl_json *j;
+    struct gl_run *r;
+    struct cats *cs;
+    struct gl_layers lay[GL_MAX_DEVICES + 1];
+    int64_t live[GL_MAX_DEVICES + 1];
+    int cache; /* category index of allocator_cache, -1: no blocks */
+};
+
+/* One change on device k at time t: the total, the category ci of the
+ * allocation (-1: none), the allocator's cache (with layers). */
+static void emit(struct ctr *x, int k, double t, int ci, int layers)
+{
+    char name[128];
+    snprintf(name, sizeof name, "device %d live bytes", k - 1);
+    counter(x->j, x->r, name, t, x->live[k]);
+    for (int pass = 0; pass < 2; pass++) {
+        int c = pass ? (layers && x->lay[k].on && ci != x->cache ? x->cache : -1) : ci;
+        if (c < 0)
+            continue;
+        int64_t v = x->cs->live[k][c];
+        if (c == x->cache && x->lay[k].on)
+            v += gl_layers_cached(&x->lay[k]) + x->lay[k].pending;
+        snprintf(name, sizeof name, "device %d: %s", k - 1, x->cs->name[c]);
+        counter(x->j, x->r, name, t, v);
+    }
+}
+
 static int counters(struct gl_json *j, struct gl_run *r, const struct gl_rules *rules, struct gl_stacks *s)
 {
-    struct gl_sweep sw;
+    struct gl_sweep sw = {NULL, 0};
+    struct ctr *x = calloc(1, sizeof *x);
     struct cats *cs = calloc(1, sizeof *cs);
-    if (!cs || gl_sweep_build(r, &sw, gl_sweep_counted)) {
+    struct gl_layers_done *done = NULL;
+    size_t ndone = 0;
+    struct gl_block_fact *facts = r->has_blocks ? gl_block_facts_load(r) : NULL;
+    if (!x || !cs || (r->has_blocks && !facts) || gl_sweep_build(r, &sw, replayed) ||
+        gl_layers_done_list(r, &done, &ndone)) {
+        free(x);
         free(cs);
+        free(facts);
+        gl_sweep_free(&sw);
         return -1;
     }
-    struct gl_u64map site; /* stack, api, kind -> category index + 1 */
+    *x = (struct ctr){.j = j, .r = r, .cs = cs, .cache = -1};
+    for (int k = 0; k < r->ndevs; k++)
+        if (r->devs[k].blocks && r->devs[k].device >= -1 && r->devs[k].device < GL_MAX_DEVICES)
+            x->lay[r->devs[k].device + 1].on = 1;
+    if (r->has_blocks)
+        x->cache = cat_index(cs, "allocator_cache");
+    struct gl_u64map site; /* stack, api, kind, identity category -> category index + 1 */
     gl_u64map_init(&site);
-    int64_t live[GL_MAX_DEVICES + 1] = {0};
-    char name[128];
-    for (size_t i = 0; i < sw.n; i++) {
+    size_t di = 0;
+    for (size_t i = 0; i <= sw.n; i++) {
+        int64_t seq = i < sw.n ? gl_sweep_seq(r, sw.ev[i]) : INT64_MAX;
+        for (; di < ndone && done[di].seq < seq; di++) { /* blocks reusable again: pending to cached */
+            const struct gl_alloc *a = &r->allocs[done[di].idx];
+            if (a->device < -1 || a->device >= GL_MAX_DEVICES)
+                continue;
+            gl_layers_complete(&x->lay[a->device + 1], a);
+            emit(x, a->device + 1, us(r, facts ? facts[done[di].idx].done_ns : a->free_ns), -1, 1);
+        }
+        if (i == sw.n)
+            break;
         const struct gl_alloc *a = gl_sweep_alloc(r, sw.ev[i]);
         if (a->device < -1 || a->device >= GL_MAX_DEVICES)
             continue; /* -1 (unknown) .. GL_MAX_DEVICES - 1: the model keeps no other */
-        int k = a->device + 1;
-        uint64_t key = (uint64_t)a->stack_id << 24 | (uint64_t)a->api << 8 | a->kind, ci;
-        if (!gl_u64map_get(&site, key, &ci)) {
-            ci = (uint64_t)cat_index(cs, gl_categorize(rules, s, a)) + 1;
-            gl_u64map_put(&site, key, ci);
+        int k = a->device + 1, is_free = gl_sweep_is_free(sw.ev[i]);
+        int64_t delta = is_free ? -(int64_t)a->size : (int64_t)a->size;
+        int ci = -1;
+        if (gl_is_item(a)) {
+            uint64_t key = (uint64_t)a->stack_id << 32 | (uint64_t)a->api << 16 | (uint64_t)a->kind << 8 | a->cat, c;
+            if (!gl_u64map_get(&site, key, &c)) {
+                c = (uint64_t)cat_index(cs, gl_categorize(rules, s, a)) + 1;
+                gl_u64map_put(&site, key, c);
+            }
+            ci = (int)c - 1;
+            cs->live[k][ci] += delta;
         }
-        int64_t delta = gl_sweep_is_free(sw.ev[i]) ? -(int64_t)a->size : (int64_t)a->size;
-        double t = us(r, gl_sweep_ts(r, sw.ev[i]));
-        live[k] += delta;
-        cs->live[k][ci - 1] += delta;
-        snprintf(name, sizeof name, "device %d live bytes", a->device);
-        counter(j, r, name, t, live[k]);
-        snprintf(name, sizeof name, "device %d: %s", a->device, cs->name[ci - 1]);
-        counter(j, r, name, t, cs->live[k][ci - 1]);
+        if (gl_kind_counts_on_device(a->kind))
+            x->live[k] += delta;
+        gl_layers_apply(&x->lay[k], a, is_free);
+        emit(x, k, us(r, gl_sweep_ts(r, sw.ev[i])), ci, (a->flags & GL_AF_ALLOCATOR) || a->kind == GL_KIND_BLOCK);
     }
     gl_u64map_free(&site);
+    free(x);
     free(cs);
+    free(done);
+    free(facts);
     gl_sweep_free(&sw);
     return 0;
 }

@@ -13,6 +13,7 @@
 #include "escape.h"
 #include "heaps.h"
 #include "json.h"
+#include "ledger_layers.h"
 #include "strmap.h"
 #include "sweep.h"
 #include "u64map.h"
@@ -72,14 +73,8 @@ struct ctx {
     uint32_t *alloc_row;     /* by allocation index (the ledger's items, gl_is_item) */
     /* PyTorch's caching allocator: its segments beyond their tensors */
     int64_t cached_row, pending_row; /* -1: no device has blocks */
-    struct done *done;       /* blocks reusable after their free, by when */
+    struct gl_layers_done *done;     /* blocks reusable after their free, by when */
     size_t ndone;
-};
-
-/* A block let go of (free) and reusable later (free_completed). */
-struct done {
-    int64_t seq;
-    uint32_t idx;
 };
 
 static int cat_id(struct ctx *c, const char *name)
@@ -151,18 +146,6 @@ static int replayed(const struct gl_alloc *a)
     return gl_kind_counts_on_device(a->kind) || gl_is_item(a);
 }
 
-static int cmp_done(const void *a, const void *b)
-{
-    const struct done *x = a, *y = b;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* A block freed at seq but not reusable yet (gl_ledger_at's pending). */
-static int pending_after_free(const struct gl_alloc *a)
-{
-    return a->kind == GL_KIND_BLOCK && a->free_seq && a->done_seq > a->free_seq;
-}
-
 /* On a device with PyTorch's caching allocator the ledger has two rows no
  * stack made (analysis.c: layer_rows): its free blocks and the blocks
  * waiting for their streams; and the blocks' completions, in order. */
@@ -174,14 +157,7 @@ static int allocator_rows(struct ctx *c)
         return 0;
     c->cached_row = row_for(c, 0, "allocator_cache", GL_ROW_CACHED);
     c->pending_row = row_for(c, 0, "allocator_cache", GL_ROW_PENDING);
-    c->done = malloc((r->nallocs + 1) * sizeof *c->done);
-    if (c->cached_row < 0 || c->pending_row < 0 || !c->done)
-        return -1;
-    for (size_t i = 0; i < r->nallocs; i++)
-        if (pending_after_free(&r->allocs[i]))
-            c->done[c->ndone++] = (struct done){r->allocs[i].done_seq, (uint32_t)i};
-    qsort(c->done, c->ndone, sizeof *c->done, cmp_done);
-    return 0;
+    return c->cached_row < 0 || c->pending_row < 0 || gl_layers_done_list(r, &c->done, &c->ndone) ? -1 : 0;
 }
 
 /* Row of every item of the ledger, cached by call site (stack, api, kind,
@@ -386,20 +362,14 @@ static void touch(struct devtrack *d, uint32_t row)
 }
 
 /* The caching allocator's segments beyond their tensors on one device, as
- * gl_ledger_at has them: its memory less the live tensors and the blocks
- * waiting to be reusable (never below 0), one count per segment. */
-struct layers {
-    int on;
-    int64_t allocator, segments, tensors, pending;
-};
-
-static void set_layer_rows(struct ctx *c, struct devtrack *d, const struct layers *l)
+ * gl_ledger_at has them: its free blocks (one count per segment) and the
+ * blocks waiting to be reusable. */
+static void set_layer_rows(struct ctx *c, struct devtrack *d, const struct gl_layers *l)
 {
     if (!l->on)
         return;
     uint32_t cr = (uint32_t)c->cached_row, pr = (uint32_t)c->pending_row;
-    int64_t cached = l->allocator - l->tensors - l->pending;
-    d->cb[cr] = cached > 0 ? cached : 0;
+    d->cb[cr] = gl_layers_cached(l);
     d->cc[cr] = l->segments;
     d->cb[pr] = l->pending;
     touch(d, cr);
@@ -408,7 +378,7 @@ static void set_layer_rows(struct ctx *c, struct devtrack *d, const struct layer
 
 /* One allocation or free on the device: its row (an item of the ledger),
  * the live bytes (CUDA memory), the allocator's layers. */
-static void apply(struct ctx *c, struct devtrack *d, struct layers *l, size_t ai, int is_free)
+static void apply(struct ctx *c, struct devtrack *d, struct gl_layers *l, size_t ai, int is_free)
 {
     const struct gl_alloc *a = &c->r->allocs[ai];
     int sign = is_free ? -1 : 1;
@@ -420,16 +390,7 @@ static void apply(struct ctx *c, struct devtrack *d, struct layers *l, size_t ai
     }
     if (gl_kind_counts_on_device(a->kind))
         d->live += sign * (int64_t)a->size;
-    if (!l->on)
-        return;
-    if (a->flags & GL_AF_ALLOCATOR) {
-        l->allocator += sign * (int64_t)a->size;
-        l->segments += sign;
-    } else if (a->kind == GL_KIND_BLOCK) {
-        l->tensors += sign * (int64_t)a->size;
-        if (is_free && pending_after_free(a))
-            l->pending += (int64_t)a->size;
-    }
+    gl_layers_apply(l, a, is_free);
     set_layer_rows(c, d, l);
 }
 
@@ -440,7 +401,7 @@ static int replay_device(struct ctx *c, const struct gl_sweep *sw, struct devtra
     struct gl_run *r = c->r;
     if (devtrack_alloc(d, c->nrows + 1))
         return -1;
-    struct layers l = {dev->blocks && c->cached_row >= 0, 0, 0, 0, 0};
+    struct gl_layers l = {dev->blocks && c->cached_row >= 0, 0, 0, 0, 0};
     size_t mi = 0, di = 0;
     for (size_t i = 0; i <= sw->n; i++) {
         int64_t seq = i < sw->n ? gl_sweep_seq(r, sw->ev[i]) : INT64_MAX;
@@ -452,7 +413,7 @@ static int replay_device(struct ctx *c, const struct gl_sweep *sw, struct devtra
             if (dseq <= mseq) { /* a completion at a moment counts in it */
                 const struct gl_alloc *a = &r->allocs[c->done[di++].idx];
                 if (a->device == dev->device) {
-                    l.pending -= (int64_t)a->size;
+                    gl_layers_complete(&l, a);
                     set_layer_rows(c, d, &l);
                 }
             } else if (emit_moment(d)) {
@@ -544,6 +505,8 @@ static int write_groups(struct gl_json *j, const char *key, struct ctx *c, const
             gl_jw_i64(j, NULL, g->v[i].first_ns - c->r->first_ns);
             gl_jw_i64(j, NULL, g->v[i].last_ns - c->r->first_ns);
         }
+        if (times) /* never freed: held at exit by design, not a leak */
+            gl_jw_bool(j, NULL, gl_group_is_held(&g->v[i]));
         gl_jw_end(j);
     }
     gl_jw_end(j);
@@ -592,7 +555,7 @@ static int write_leaks_growth(struct gl_json *j, struct ctx *c, const struct gl_
     gl_groups_categorize(&g, c->o->rules, &c->stacks);
     uint64_t leak = 0, cached = 0;
     for (size_t i = 0; i < g.n; i++)
-        *(gl_is_cached_category(g.v[i].category) ? &cached : &leak) += g.v[i].bytes;
+        *(gl_group_is_held(&g.v[i]) ? &cached : &leak) += g.v[i].bytes;
     int rc = write_groups(j, "leaks", c, &g, 1);
     gl_groups_free(&g);
     gl_jw_u64(j, "leak_bytes", leak);

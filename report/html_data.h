@@ -25,8 +25,10 @@
  *                                      the moment before (so the ledger at
  *                                      any moment is the sum up to it)
  *      ooms    [{seq, t, api, size, result, live, frames, ledger: [[row, bytes, count]]}]
- *      leaks   [[row, bytes, count, first_t, last_t]]   leak_bytes cached_bytes
- *                                      (times null for a row no stack made)
+ *      leaks   [[row, bytes, count, first_t, last_t, held]]   leak_bytes cached_bytes
+ *                                      (times null for a row no stack made;
+ *                                      held: by design, not a leak — a cache,
+ *                                      module globals, a tagged tensor)
  *      outside_api? {source, peak, end, end_process}   schema 2: bytes outside
  *                                      any allocation API at the peak and at
  *                                      the end, the process's own figure then

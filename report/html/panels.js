@@ -100,14 +100,15 @@ GL.panels = (function () {
   function leaks(proc, dev, onRow) {
     const d = dev.d;
     const span = proc.p.span_ns;
-    const real = d.leaks.filter((x) => !proc.cached.has(proc.rows[x[0]][0]));
-    const held = d.leaks.filter((x) => proc.cached.has(proc.rows[x[0]][0]));
+    const isHeld = (x) => (x.length > 5 ? x[5] : proc.cached.has(proc.rows[x[0]][0]));
+    const real = d.leaks.filter((x) => !isHeld(x));
+    const held = d.leaks.filter(isHeld);
     const rows = (list) => list.map((x) => ({row: x[0], bytes: x[1], count: x[2],
       extra: [x[3] === null ? '—' : GL.fmt.time(x[3], span), x[4] === null ? '—' : GL.fmt.time(x[4], span)]}));
     const out = el('div', null,
       el('p', null, GL.fmt.bytes(d.leak_bytes) + ' never freed in ' + real.length + ' leak chain' +
         (real.length === 1 ? '' : 's') + (d.cached_bytes ? ', ' + GL.fmt.bytes(d.cached_bytes) +
-        ' held by a caching allocator or module globals at exit (not leaks)' : '') + '. Click a row to follow it on the timeline.'),
+        ' held at exit by design (a caching allocator, module globals, tensors tagged as what they are: not leaks)' : '') + '. Click a row to follow it on the timeline.'),
       ledgerTable(proc, rows(real), d.leak_bytes, {extraHeads: ['first', 'last'], onRow, empty: 'no leaks'}));
     if (held.length) {
       out.append(el('h4', null, 'held at exit by design'),

@@ -259,13 +259,22 @@ def check_perfetto(db, name, schema):
     ev = trace["traceEvents"]
     totals, cats, peak = {}, {}, {}
     counters = [e for e in ev if e["ph"] == "C"]
-    for k in range(0, len(counters), 2):  # each change: the total, then its category
-        tot, cat = counters[k], counters[k + 1]
+    # each change: the device's total, then the categories it changed (one;
+    # with PyTorch's blocks also the allocator's cache)
+    groups = []
+    for c in counters:
+        if c["name"].endswith(" live bytes"):
+            groups.append([c])
+        elif check(groups, "%s: a category counter before any total" % name):
+            groups[-1].append(c)
+    for k, (tot, *changed) in enumerate(groups):
         dev = int(tot["name"].split()[1])
-        check(tot["name"] == "device %d live bytes" % dev and cat["name"].startswith("device %d: " % dev) and
-              tot["ts"] == cat["ts"], "%s: counter pair %d" % (name, k))
+        check(tot["name"] == "device %d live bytes" % dev and 1 <= len(changed) <= 2 and
+              all(c["name"].startswith("device %d: " % dev) and c["ts"] == tot["ts"] for c in changed),
+              "%s: counter group %d" % (name, k))
         totals[dev] = tot["args"]["bytes"]
-        cats[cat["name"]] = cat["args"]["bytes"]
+        for c in changed:
+            cats[c["name"]] = c["args"]["bytes"]
         peak[dev] = max(peak.get(dev, 0), totals[dev])
         check(sum(v for c, v in cats.items() if c.startswith("device %d: " % dev)) == totals[dev],
               "%s: categories add up to the total at %s" % (name, tot["ts"]))
@@ -277,6 +286,44 @@ def check_perfetto(db, name, schema):
     check(sum(e["ph"] == "X" and e.get("cat") == "range" for e in ev) == ranges, "%s: a slice per range" % name)
     check(sum(e["ph"] == "i" for e in ev) == fails, "%s: an instant per failure" % name)
     return marks, ranges
+
+
+def check_perfetto_tensors(db, name):
+    """A --torch blocks run: the counters are the report's ledger (tensors
+    by category, the allocator's rest as allocator_cache) at its peak."""
+    rep = report(db)
+    trace = json.loads(run(GL, "export", "--format", "perfetto", db))
+    for d in rep["devices"]:
+        want = {}
+        for g in d["peak"]["ledger"]:
+            want[g["category"]] = want.get(g["category"], 0) + g["bytes"]
+        at = {}
+        seen_peak = False  # the first change to reach the peak is the peak
+        for e in trace["traceEvents"]:
+            if e["ph"] != "C" or not e["name"].startswith("device %d" % d["device"]):
+                continue
+            if e["name"].endswith(" live bytes"):
+                if seen_peak:
+                    break
+                seen_peak = e["args"]["bytes"] == d["peak"]["bytes"]
+                continue
+            at[e["name"].split(": ", 1)[1]] = e["args"]["bytes"]
+        got = {c: v for c, v in at.items() if v}
+        if check(got == want, "%s device %d: perfetto categories at the peak %s, the report's ledger %s" % (
+                name, d["device"], got, want)):
+            print("%s device %d: perfetto categories at the peak are the report's ledger: %s" % (
+                name, d["device"], sorted(got.items())))
+
+
+def check_tagged(db):
+    """Two allocations from one line, tagged as different things: each in
+    its own category's counter (the category is not the call site's)."""
+    high = {}
+    for e in json.loads(run(GL, "export", "--format", "perfetto", db))["traceEvents"]:
+        if e["ph"] == "C":
+            high[e["name"]] = max(high.get(e["name"], 0), e["args"]["bytes"])
+    want = {"device 0 live bytes": 3 << 20, "device 0: parameters": 1 << 20, "device 0: optimizer_state": 2 << 20}
+    check(high == want, "tagged: perfetto counters peak at %s, want %s" % (high, want))
 
 
 def check_speedscope(db, name, schema):
@@ -298,7 +345,7 @@ def check_speedscope(db, name, schema):
     never = [p for p in doc["profiles"] if p["name"].startswith("never freed")]
     # never freed: leaks, what a caching allocator holds, and tensors tagged
     # as the program's (parameters, optimizer state, ...: held_bytes)
-    want = sum(d["leak_bytes"] + d["cached_bytes"] + d.get("held_bytes", 0) for d in rep["devices"])
+    want = sum(g["bytes"] for d in rep["devices"] for g in d["leaks"])  # leaks, caches, tagged tensors
     check(len(never) == 1 and sum(never[0]["weights"]) == want, "%s: never-freed profile weighs %d" % (name, want))
     print("%s: speedscope valid, %d profiles, %d frames" % (name, len(doc["profiles"]), nframes))
 
@@ -312,7 +359,7 @@ def main():
     prog = lambda p: os.path.join(BUILD, "tests", p)  # noqa: E731
     runs = {"demo": [prog("demo")], "marks": [prog("marks")], "nvtx": [prog("nvtx")],
             "vmm": [prog("procaddr")], "managed": [prog("misc"), "managed"], "devices": [prog("misc"), "devices"], "pool": [prog("misc"), "pool"],
-            "heaps": [prog("nvtx_mem")]}
+            "heaps": [prog("nvtx_mem")], "tagged": [prog("misc"), "tagged"]}
     # PyTorch's caching allocator without torch (tests/progs/torchalloc):
     # blocks inside segments, a free completed later on another thread,
     # expandable segments, blocks there before gpuledger attached, OOMs
@@ -333,6 +380,10 @@ def main():
             seen_marks += m
             seen_ranges += r
             check_speedscope(db, name, speed_schema)
+            if name == "tagged":
+                check_tagged(db)
+            if name.startswith("torch-"):
+                check_perfetto_tensors(db, name)
         check(seen_marks > 0 and seen_ranges > 0, "the runs had marks (%d) and ranges (%d)" % (seen_marks, seen_ranges))
     print("exports: %d failure(s)" % len(failures))
     return 1 if failures else 0

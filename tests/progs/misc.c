@@ -23,8 +23,12 @@
  *               default stream), freed by cudaFreeAsync_ptsz
  *   deep        two leaks whose stacks share their five innermost frames
  *               (layer5 <- ... <- layer1) and differ only in the caller:
- *               from_loader 3 MiB, from_trainer 2 MiB */
+ *               from_loader 3 MiB, from_trainer 2 MiB
+ *   tagged      two cudaMallocAsync from one line (1 MiB, 2 MiB), tagged
+ *               parameters and optimizer_state (gpuledger_tag), both kept */
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -217,6 +221,26 @@ static int do_grow(int steps)
     return 0;
 }
 
+/* What PyTorch's cudaMallocAsync backend gives: tensors from one line
+ * that the gpuledger package tags by what they are. */
+static int do_tagged(void)
+{
+    void (*tag)(int, const uint64_t *, const uint64_t *, size_t) =
+        (void (*)(int, const uint64_t *, const uint64_t *, size_t))dlsym(RTLD_DEFAULT, "gpuledger_tag");
+    static volatile int n = 2; /* one call site: the loop is not unrolled */
+    cudaStream_t s;
+    cudaStreamCreate(&s);
+    void *p[2];
+    for (int i = 0; i < n; i++)
+        cudaMallocAsync(&p[i], (size_t)(i + 1) << 20, s);
+    static const int cat[2] = {1, 3}; /* GPULEDGER_TAG_PARAMETERS, _OPTIMIZER_STATE */
+    for (int i = 0; tag && i < 2; i++) {
+        uint64_t addr = (uint64_t)(uintptr_t)p[i], size = (uint64_t)(i + 1) << 20;
+        tag(cat[i], &addr, &size, 1);
+    }
+    return 0;
+}
+
 static int do_frag(void)
 {
     cudaStream_t s;
@@ -276,6 +300,8 @@ int main(int argc, char **argv)
         return from_loader() && from_trainer() ? 0 : 1;
     if (!strcmp(what, "grow"))
         return do_grow(n > 0 ? n : 10);
+    if (!strcmp(what, "tagged"))
+        return do_tagged();
     if (!strcmp(what, "frag"))
         return do_frag();
     if (!strcmp(what, "ptsz")) {
