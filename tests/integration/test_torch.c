@@ -247,6 +247,26 @@ static void test_demand_oom(void **state)
     sqlite3_close(db);
 }
 
+/* torch.cuda.graph's pattern (the fake driver enforces CUDA's capture
+ * rules): blocks allocated during a global-mode capture, their segments
+ * made in relaxed mode, gpuledger attaching at the first of them inside the
+ * capture. The capture survives; the blocks are in the ledger as ever. */
+static void test_blocks_during_capture(void **state)
+{
+    (void)state;
+    struct run_result r;
+    sqlite3 *db = run_torchalloc("graph", NULL, &r);
+    assert_non_null(strstr(r.out, "capture ok\n"));
+    same_stats(db, r.out);
+    assert_string_equal(h_text(db, "SELECT group_concat(op || ':' || api || ':' || kind || ':' || size, ' ') FROM "
+                                   "(SELECT * FROM events WHERE kind IN ('device', 'segment', 'block') ORDER BY seq)"),
+                        "alloc:cudaMalloc:device:20971520 alloc:CUDACachingAllocator:segment:20971520 "
+                        "alloc:CUDACachingAllocator:block:3145728 alloc:cudaMalloc:device:2097152 "
+                        "alloc:CUDACachingAllocator:segment:2097152 alloc:CUDACachingAllocator:block:100 "
+                        "alloc:CUDACachingAllocator:block:1000 free:CUDACachingAllocator:block:1000");
+    sqlite3_close(db);
+}
+
 /* ---- the report over blocks ------------------------------------------------- */
 
 /* `gpuledger ARGS... DB` must print every line of `want` (one per element). */
@@ -525,6 +545,7 @@ int main(void)
         cmocka_unit_test_teardown(test_demand_oom, teardown),
         cmocka_unit_test_teardown(test_report_train, teardown),
         cmocka_unit_test_teardown(test_report_verdicts, teardown),
+        cmocka_unit_test_teardown(test_blocks_during_capture, teardown),
         cmocka_unit_test_teardown(test_python_job, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -221,10 +221,33 @@ static void process_events(void)
 
 /* ---- segments ------------------------------------------------------------------ */
 
+static cudaStream_t capture_stream;
+
+void fa_capture_stream(void *stream)
+{
+    capture_stream = (cudaStream_t)stream;
+}
+
+/* PyTorch's cudaMallocMaybeCapturing: while the stream captures, a new
+ * segment's cudaMalloc is made in relaxed capture mode (a cudaMalloc is
+ * otherwise illegal during a global-mode capture). */
+static cudaError_t malloc_maybe_capturing(void **p, uint64_t size)
+{
+    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    if (!capture_stream || cudaStreamIsCapturing(capture_stream, &st) != cudaSuccess ||
+        st == cudaStreamCaptureStatusNone)
+        return cudaMalloc(p, size);
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    cudaError_t e = cudaMalloc(p, size);
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    return e;
+}
+
 static struct blk *new_segment(uint64_t size, int stream, int small)
 {
     void *p = NULL;
-    if (cudaMalloc(&p, size) != cudaSuccess)
+    if (malloc_maybe_capturing(&p, size) != cudaSuccess)
         return NULL;
     struct blk *b = new_blk((uint64_t)(uintptr_t)p, size, stream, small, 0);
     st.reserved += size;

@@ -34,6 +34,9 @@ void fa_record_stream(uint64_t ptr);
 void fa_streams_done(void);
 /* Give back every unused segment (unmap unused pages of expandable ones). */
 void fa_empty_cache(void);
+/* The stream a graph is captured on (a cudaStream_t): while it captures, a
+ * new segment is allocated in relaxed capture mode, as PyTorch does. */
+void fa_capture_stream(void *stream);
 void fa_stats(struct fa_stats *out);
 
 /* For a stand-in libc10_cuda (tests/torchstub): report every step to `fn`

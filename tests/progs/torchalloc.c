@@ -16,6 +16,11 @@
  *                          identity tags after each step, a mark "optimizer
  *                          step N"), a batch kept every step and never
  *                          freed, and a workspace outside the allocator
+ *   torchalloc graph       torch.cuda.graph's pattern: blocks allocated
+ *                          during a global-mode stream capture, their
+ *                          segments made in relaxed mode, the first of them
+ *                          (where gpuledger attaches) inside the capture;
+ *                          prints "capture ok" when the capture survives
  * Output: "stats allocated_peak=N requested_peak=N reserved_peak=N
  * block_bytes=N allocs=N" (block_bytes: the sizes of all blocks handed out,
  * summed). */
@@ -196,6 +201,23 @@ static __attribute__((noinline)) void train(void)
     }
 }
 
+static void graph(void)
+{
+    fa_init(0, 0);
+    fa_register(); /* attaches at the first segment: made inside the capture */
+    cudaStream_t s;
+    cudaGraph_t g = NULL;
+    int bad = cudaStreamCreate(&s) != cudaSuccess;
+    fa_capture_stream(s);
+    bad |= cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) != cudaSuccess;
+    take(3 * MiB); /* 0: a new 20 MiB segment */
+    take(100);     /* 1: a new 2 MiB segment */
+    take(1000);    /* 2: from it */
+    give(2);
+    bad |= cudaStreamEndCapture(s, &g) != cudaSuccess || !g;
+    printf("capture %s\n", bad ? "failed" : "ok");
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "basic";
@@ -211,6 +233,8 @@ int main(int argc, char **argv)
         demand();
     else if (!strcmp(what, "train"))
         train();
+    else if (!strcmp(what, "graph"))
+        graph();
     else
         return 2;
     struct fa_stats st;
