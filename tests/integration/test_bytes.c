@@ -4,7 +4,7 @@
  * `leaks`), graph memory (capture, a graph launched three times, an
  * allocation freed after its launch, the graph pool over time, a leaked
  * graph allocation) and the remainder row ("outside any allocation API")
- * from each of its three sources. */
+ * from each of its three sources, sampled as the ledger grows. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -286,6 +286,35 @@ static void test_remainder(void **state)
     }
 }
 
+/* The samples the writer asks for as the ledger grows (tests/progs/remainder.c
+ * highwater; every call followed by a checkpoint and 11 ms): one each time
+ * the device's ledger passes its last sampled high-water mark by 2 MiB or
+ * more, taken at the next allocation; none while the ledger moves under the
+ * mark; one at exit. seq:used:ledger in KiB (the fake context's 300 MiB
+ * outside the ledger). */
+static void test_remainder_high_water(void **state)
+{
+    (void)state;
+    static struct run_result r;
+    h_run(&r, ENV(nvml_env), ARGV(GL, "run", "-q", "-o", "hw.db", PROG("remainder"), "highwater"));
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "remainder highwater: ok\n");
+    sqlite3 *db = h_open("hw.db");
+    assert_string_equal(h_text(db, "SELECT group_concat(seq || ':' || (used >> 10) || ':' || (ledger >> 10), ' ') FROM "
+                                   "(SELECT * FROM usage_samples ORDER BY ts_ns)"),
+                        /* 1 MiB at a time: asked at 1, 3, 5, 7, 9 MiB, taken at the next allocation */
+                        "2:309248:2048 4:311296:4096 6:313344:6144 8:315392:8192 10:317440:10240 "
+                        /* 10.5 MiB: none; 12.5 MiB: asked, taken at the 256 KiB after a free; exit */
+                        "24:319744:12544 25:317696:10496");
+    assert_string_equal(h_text(db, "SELECT group_concat(DISTINCT source) FROM usage_samples"), "nvml_process");
+    sqlite3_close(db);
+    h_run(&r, NULL, ARGV(GL, "report", "hw.db"));
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "outside any allocation API: 300.00 MiB at the peak, 300.00 MiB at the end (process "
+                                  "310.25 MiB = ledger 10.25 MiB + 300.00 MiB; NVML's figure for this process, as "
+                                  "nvidia-smi shows it)"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -294,6 +323,7 @@ int main(void)
         cmocka_unit_test_teardown(test_graph_memory, teardown),
         cmocka_unit_test_teardown(test_capture, teardown),
         cmocka_unit_test_teardown(test_remainder, teardown),
+        cmocka_unit_test_teardown(test_remainder_high_water, teardown),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

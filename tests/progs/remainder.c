@@ -4,13 +4,60 @@
  * (looked up at run time) makes gpuledger take the process's own figure:
  *   cudaMalloc 4 MiB, mark "start"       outside the ledger: the context
  *   a kernel launch, mark "launched"     + the local memory
- *   cudaMalloc 8 MiB (never freed), exit */
+ *   cudaMalloc 8 MiB (never freed), exit
+ * `remainder highwater`: the samples the writer asks for as the ledger
+ * grows, without marks. Each call is followed by gpuledger_checkpoint (the
+ * writer has seen it and asked for a sample, or not) and 11 ms (past the
+ * 10 ms a device's samples are apart at least):
+ *   ten cudaMalloc of 1 MiB      a sample at every second one
+ *   the last five freed, five 1 MiB again: under the high-water mark, none
+ *   cudaMalloc 512 KiB           under the last mark + 2 MiB: none asked
+ *   cudaMalloc 2 MiB             past it: asked for, taken at the next
+ *   the 512 KiB freed            allocation (a free takes none; it cannot
+ *   cudaMalloc 256 KiB           raise the high-water mark): here
+ *   the 2 MiB freed, exit        the sample at exit */
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
+#include <time.h>
 
-int main(void)
+static uint64_t (*checkpoint)(void);
+
+static int step(int failed)
 {
+    if (checkpoint)
+        checkpoint();
+    struct timespec d = {0, 11000000L};
+    nanosleep(&d, NULL);
+    return failed;
+}
+
+static int highwater(void)
+{
+    checkpoint = (uint64_t(*)(void))dlsym(RTLD_DEFAULT, "gpuledger_checkpoint");
+    void *p[10] = {0}, *q = NULL, *r = NULL, *t = NULL;
+    int bad = 0;
+    for (int i = 0; i < 10; i++)
+        bad |= step(cudaMalloc(&p[i], 1 << 20) != cudaSuccess);
+    for (int i = 5; i < 10; i++)
+        bad |= step(cudaFree(p[i]) != cudaSuccess);
+    for (int i = 5; i < 10; i++)
+        bad |= step(cudaMalloc(&p[i], 1 << 20) != cudaSuccess);
+    bad |= step(cudaMalloc(&q, 512 << 10) != cudaSuccess);
+    bad |= step(cudaMalloc(&r, 2 << 20) != cudaSuccess);
+    bad |= step(cudaFree(q) != cudaSuccess);
+    bad |= step(cudaMalloc(&t, 256 << 10) != cudaSuccess);
+    bad |= step(cudaFree(r) != cudaSuccess);
+    printf("remainder highwater: %s\n", bad ? "failed" : "ok");
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "highwater"))
+        return highwater();
     void (*mark)(const char *) = (void (*)(const char *))dlsym(RTLD_DEFAULT, "gpuledger_mark");
     void *a = NULL, *b = NULL;
     int bad = cudaMalloc(&a, 4 << 20) != cudaSuccess;
