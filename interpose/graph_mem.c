@@ -14,6 +14,7 @@
 #include "capture_gate.h"
 #include "clock.h"
 #include "cuda_extra.h"
+#include "gl_event.h"
 #include "real.h"
 #include "state.h"
 
@@ -222,11 +223,9 @@ void gl_graph_instantiated(uint64_t exec, uint64_t graph, int device)
 
 /* ---- the device's graph memory pool ------------------------------------------ */
 
-#define MAXDEV 64
-
 typedef CUresult (*graph_attr_fn)(CUdevice, CUgraphMem_attribute, void *);
 
-static _Atomic uint64_t last_reserved[MAXDEV], last_high[MAXDEV];
+static _Atomic uint64_t last_reserved[GL_MAX_DEVICES], last_high[GL_MAX_DEVICES];
 
 int gl_graph_pool_sample(int device, uint64_t *reserved)
 {
@@ -239,7 +238,7 @@ int gl_graph_pool_sample(int device, uint64_t *reserved)
             return 0;
         __atomic_store_n(&fn, (void *)attr, __ATOMIC_RELEASE);
     }
-    if (device < 0 || device >= MAXDEV)
+    if (device < 0 || device >= GL_MAX_DEVICES)
         return 0;
     /* a stream capturing: the last reservation read stands (capture_gate.h) */
     *reserved = atomic_load(&last_reserved[device]);

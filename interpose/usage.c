@@ -16,6 +16,7 @@
 #include "capture_gate.h"
 #include "clock.h"
 #include "cuda_extra.h"
+#include "gl_event.h"
 #include "real.h"
 #include "recorder.h"
 #include "state.h"
@@ -45,20 +46,19 @@ static struct {
 enum { NV_UNTRIED, NV_STARTING, NV_READY, NV_NONE };
 static _Atomic int nv_state;
 
-#define MAXDEV 64
 #define SAMPLE_PERIOD_NS 10000000ULL
 
 /* NVML devices and their used bytes before the first CUDA call. */
-static nvmlDevice_t base_dev[MAXDEV];
-static uint64_t base_used[MAXDEV];
+static nvmlDevice_t base_dev[GL_MAX_DEVICES];
+static uint64_t base_used[GL_MAX_DEVICES];
 static unsigned nbase;
 
 /* CUDA device -> NVML device (by PCI bus id), found at its first sample. */
-static nvmlDevice_t handle_of[MAXDEV];
-static _Atomic int handle_state[MAXDEV]; /* 0 not looked up, 1 found, 2 none */
+static nvmlDevice_t handle_of[GL_MAX_DEVICES];
+static _Atomic int handle_state[GL_MAX_DEVICES]; /* 0 not looked up, 1 found, 2 none */
 
-_Atomic unsigned char gl_usage_state[MAXDEV]; /* GL_USAGE_SEEN | GL_USAGE_WANTED */
-static _Atomic uint64_t next_allowed[MAXDEV];
+_Atomic unsigned char gl_usage_state[GL_MAX_DEVICES]; /* GL_USAGE_SEEN | GL_USAGE_WANTED */
+static _Atomic uint64_t next_allowed[GL_MAX_DEVICES];
 
 static void *nvml_sym(void *h, const char *name)
 {
@@ -86,7 +86,7 @@ void gl_usage_start(void)
         *(void **)&nv.processes = nvml_sym(h, "nvmlDeviceGetComputeRunningProcesses_v3");
         unsigned n = 0;
         if (nv.init && nv.count && nv.by_index && nv.by_bus && nv.memory && nv.init() == 0 && nv.count(&n) == 0) {
-            for (unsigned i = 0; i < n && nbase < MAXDEV; i++) {
+            for (unsigned i = 0; i < n && nbase < GL_MAX_DEVICES; i++) {
                 nvmlMemory_t m;
                 if (nv.by_index(i, &base_dev[nbase]) == 0 && nv.memory(base_dev[nbase], &m) == 0)
                     base_used[nbase++] = m.used;
@@ -102,7 +102,7 @@ void gl_usage_start(void)
 
 void gl_usage_request(int device)
 {
-    if (device < 0 || device >= MAXDEV)
+    if (device < 0 || device >= GL_MAX_DEVICES)
         return;
     atomic_fetch_or_explicit(&gl_usage_state[device], GL_USAGE_SEEN | GL_USAGE_WANTED, memory_order_release);
 }
@@ -241,7 +241,7 @@ void gl_usage_after_call_slow(int device, uint64_t stamp)
 static void sample_all(void)
 {
     int saved = errno;
-    for (int d = 0; d < MAXDEV; d++)
+    for (int d = 0; d < GL_MAX_DEVICES; d++)
         if (atomic_load_explicit(&gl_usage_state[d], memory_order_relaxed) & GL_USAGE_SEEN)
             sample(d, gl_stamp());
     errno = saved;
@@ -253,10 +253,10 @@ void gl_usage_at_mark(void)
         return;
     /* no recorded call yet: the device this thread works on */
     int any = 0;
-    for (int d = 0; d < MAXDEV && !any; d++)
+    for (int d = 0; d < GL_MAX_DEVICES && !any; d++)
         any = atomic_load_explicit(&gl_usage_state[d], memory_order_relaxed) & GL_USAGE_SEEN;
     int dev = any ? -1 : current_device();
-    if (dev >= 0 && dev < MAXDEV)
+    if (dev >= 0 && dev < GL_MAX_DEVICES)
         atomic_fetch_or_explicit(&gl_usage_state[dev], GL_USAGE_SEEN, memory_order_relaxed);
     sample_all();
 }

@@ -143,7 +143,7 @@ static void store_failed(struct gl_store *s)
 
 static void usage_check(struct gl_store *s, uint64_t *marks, unsigned char *seen)
 {
-    for (int d = 0; d < GL_STORE_MAX_DEVICES; d++) {
+    for (int d = 0; d < GL_MAX_DEVICES; d++) {
         uint64_t peak = gl_store_device_peak(s, d);
         if (peak && (!seen[d] || peak >= marks[d] + USAGE_STEP)) {
             seen[d] = 1;
@@ -198,8 +198,8 @@ static void *writer_main(void *arg)
         return NULL;
     }
     int ok = 1, dirty = 0;
-    static uint64_t usage_marks[GL_STORE_MAX_DEVICES];
-    static unsigned char usage_seen[GL_STORE_MAX_DEVICES];
+    static uint64_t usage_marks[GL_MAX_DEVICES];
+    static unsigned char usage_seen[GL_MAX_DEVICES];
     memset(usage_marks, 0, sizeof usage_marks); /* a fork child starts again */
     memset(usage_seen, 0, sizeof usage_seen);
     uint64_t last_commit = gl_now_ns(), stop_deadline = 0, last_probe = last_commit;

@@ -43,7 +43,7 @@ struct gl_bm {
     size_t nb, cap;
     int32_t free_head; /* recycled slots, chained through .next */
     struct gl_u64map by_start, by_end;
-    struct dev dev[GL_BM_MAX_DEVICES + 1]; /* index dev + 1; 0: out of range */
+    struct dev dev[GL_MAX_DEVICES + 1]; /* index dev + 1; 0: out of range */
     int32_t snap_tail;                      /* last block of the snapshot segment being filled */
     uint8_t snap_kind;
 };
@@ -65,7 +65,7 @@ void gl_bm_delete(struct gl_bm *m)
 {
     if (!m)
         return;
-    for (int i = 0; i <= GL_BM_MAX_DEVICES; i++)
+    for (int i = 0; i <= GL_MAX_DEVICES; i++)
         free(m->dev[i].runs);
     free(m->b);
     gl_u64map_free(&m->by_start);
@@ -82,12 +82,12 @@ void gl_bm_set_config(struct gl_bm *m, uint64_t max_split_size, int expandable, 
 
 static struct dev *dev_of(struct gl_bm *m, int dev)
 {
-    return &m->dev[dev >= 0 && dev < GL_BM_MAX_DEVICES ? dev + 1 : 0];
+    return &m->dev[dev >= 0 && dev < GL_MAX_DEVICES ? dev + 1 : 0];
 }
 
 static const struct dev *cdev_of(const struct gl_bm *m, int dev)
 {
-    return &m->dev[dev >= 0 && dev < GL_BM_MAX_DEVICES ? dev + 1 : 0];
+    return &m->dev[dev >= 0 && dev < GL_MAX_DEVICES ? dev + 1 : 0];
 }
 
 /* ---- sizes ---------------------------------------------------------------- */
@@ -620,7 +620,7 @@ int gl_bm_find(const struct gl_bm *m, uint64_t addr, struct gl_bm_block *out)
         fill(m, i, out);
         return 1;
     }
-    for (int k = 0; k <= GL_BM_MAX_DEVICES; k++) {
+    for (int k = 0; k <= GL_MAX_DEVICES; k++) {
         const struct dev *d = &m->dev[k];
         size_t at = run_find(d, addr);
         if (at == d->nruns || d->runs[at].start > addr)
@@ -642,10 +642,10 @@ const struct gl_bm_stats *gl_bm_stats(const struct gl_bm *m, int dev)
 void gl_bm_holes(const struct gl_bm *m, int dev, struct gl_bm_holes *out)
 {
     memset(out, 0, sizeof *out);
-    int want = dev >= 0 && dev < GL_BM_MAX_DEVICES ? dev : -1;
+    int want = dev >= 0 && dev < GL_MAX_DEVICES ? dev : -1;
     for (size_t i = 0; i < m->nb; i++) {
         const struct blk *b = &m->b[i];
-        int bdev = b->dev >= 0 && b->dev < GL_BM_MAX_DEVICES ? b->dev : -1;
+        int bdev = b->dev >= 0 && b->dev < GL_MAX_DEVICES ? b->dev : -1;
         if (!b->size || b->state != GL_BM_FREE || b->kind == SEG_LOOSE || bdev != want)
             continue;
         out->free_bytes += b->size;

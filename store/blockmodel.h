@@ -21,6 +21,8 @@
 
 #include <stdint.h>
 
+#include "gl_event.h"
+
 enum gl_bm_state {
     GL_BM_FREE = 0,      /* a hole: reusable */
     GL_BM_ALLOCATED = 1, /* a live tensor's block */
@@ -64,9 +66,8 @@ uint64_t gl_bm_round_size(const struct gl_bm *m, uint64_t requested);
 /* Events, in the allocator's order. Each returns 0 when the event fits the
  * model, 1 when it does not (counted in stats.unknown; the model stays
  * usable and *out still holds its best answer), -1 when out of memory.
- * dev: 0 .. GL_BM_MAX_DEVICES - 1 (others share one slot). seq: the
+ * dev: 0 .. GL_MAX_DEVICES - 1 (others share one slot). seq: the
  * event's number, remembered as the block's. */
-#define GL_BM_MAX_DEVICES 64
 int gl_bm_segment_alloc(struct gl_bm *m, int dev, uint64_t addr, uint64_t size);
 int gl_bm_segment_free(struct gl_bm *m, int dev, uint64_t addr, uint64_t size);
 int gl_bm_segment_map(struct gl_bm *m, int dev, uint64_t addr, uint64_t size);

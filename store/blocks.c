@@ -24,7 +24,7 @@ int gl_blocks_open(struct gl_blocks *b, struct gl_wdb *w, struct gl_windows *win
 
 static int slot(int dev)
 {
-    return dev >= 0 && dev < GL_BM_MAX_DEVICES ? dev + 1 : 0;
+    return dev >= 0 && dev < GL_MAX_DEVICES ? dev + 1 : 0;
 }
 
 static int sample(struct gl_blocks *b, int dev, uint64_t ts, uint64_t seq)
@@ -174,7 +174,7 @@ int gl_blocks_add(struct gl_blocks *b, struct gl_rows *rows, const struct gl_led
 int gl_blocks_counters(struct gl_blocks *b)
 {
     int rc = 0;
-    for (int i = 0; i <= GL_BM_MAX_DEVICES; i++) {
+    for (int i = 0; i <= GL_MAX_DEVICES; i++) {
         if (!b->dirty[i])
             continue;
         b->dirty[i] = 0;
@@ -202,7 +202,7 @@ int gl_blocks_counters(struct gl_blocks *b)
 int gl_blocks_finish(struct gl_blocks *b, uint64_t ts_ns, uint64_t seq)
 {
     int rc = 0;
-    for (int i = 0; i <= GL_BM_MAX_DEVICES; i++)
+    for (int i = 0; i <= GL_MAX_DEVICES; i++)
         if (b->last_sample_ns[i])
             rc |= sample(b, i - 1, ts_ns, seq);
     return rc;

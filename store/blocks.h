@@ -24,8 +24,8 @@ struct gl_blocks {
     struct gl_bm *bm;
     struct gl_u64map segment_row; /* segment (or mapped range) address -> its row's seq */
     sqlite3_stmt *put_stats, *ins_sample;
-    uint8_t dirty[GL_BM_MAX_DEVICES + 1];           /* index device + 1 (0: others): block_stats changed */
-    uint64_t last_sample_ns[GL_BM_MAX_DEVICES + 1]; /* likewise */
+    uint8_t dirty[GL_MAX_DEVICES + 1];           /* index device + 1 (0: others): block_stats changed */
+    uint64_t last_sample_ns[GL_MAX_DEVICES + 1]; /* likewise */
     uint64_t unmatched;           /* frees of blocks never seen allocated */
     struct gl_windows *windows;   /* measurements from checkpoints on: the block layer */
 };

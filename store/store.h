@@ -59,8 +59,7 @@ const char *gl_store_error(struct gl_store *s);
 uint64_t gl_store_event_count(struct gl_store *s);
 /* Peak live device bytes over all devices (sum of the per-device peaks). */
 uint64_t gl_store_peak_bytes(struct gl_store *s);
-/* Peak live bytes of one device so far (0 .. GL_STORE_MAX_DEVICES - 1). */
-#define GL_STORE_MAX_DEVICES 64
+/* Peak live bytes of one device so far (0 .. GL_MAX_DEVICES - 1). */
 uint64_t gl_store_device_peak(struct gl_store *s, int device);
 
 #endif
