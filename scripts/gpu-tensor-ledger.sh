@@ -125,10 +125,14 @@ fi
 
 if [ "$PART" = all ] || [ "$PART" = cost ]; then
 echo "== cost, in-process (ns per alloc+free pair; off = tracker attached, recording paused)"
+# Each process pinned to one CPU (CPU=N, default 3): unpinned, the rounds of
+# one process swung between 2.1 and 4.1 us as it moved (H200, 2026-12-03).
+PIN="taskset -c ${CPU:-3}"
+command -v taskset >/dev/null || PIN=""
 for rep in 1 2 3; do
   for mode in default only; do
     r=$(env GPULEDGER_PYTHON=$([ $mode = only ] && echo only || echo 1) "$GL" run -q --torch blocks -o "$W/ab.db" -- \
-      $PY "$S/torch_alloc_ab.py" both --rounds 9 2>"$W/ab.err" | tail -1)
+      $PIN $PY "$S/torch_alloc_ab.py" both --rounds 9 2>"$W/ab.err" | tail -1)
     rm -f "$W/ab.db"
     echo "alloc-ab $mode $rep $r" | cut -c1-400
     echo "$r" >>"$W/ab-$mode.jsonl"
