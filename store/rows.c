@@ -28,12 +28,32 @@ static void bind_row(sqlite3_stmt *st, int first, const int64_t *v, uint16_t nul
     }
 }
 
+/* Bind row i of the batch statement, each parameter only if it changed. */
+static void bind_batch_row(struct gl_rows *r, int i)
+{
+    const int64_t *v = r->batch[i].v;
+    uint16_t null = r->batch[i].null;
+    for (int c = 0; c < GL_ROW_COLS; c++) {
+        int k = i * GL_ROW_COLS + c;
+        if (null & (1u << c)) {
+            if (r->bound[k] != 1) {
+                sqlite3_bind_null(r->ins_batch, k + 1);
+                r->bound[k] = 1;
+            }
+        } else if (r->bound[k] != 2 || r->bound_v[k] != v[c]) {
+            sqlite3_bind_int64(r->ins_batch, k + 1, v[c]);
+            r->bound[k] = 2;
+            r->bound_v[k] = v[c];
+        }
+    }
+}
+
 int gl_rows_flush(struct gl_rows *r)
 {
     int rc = 0;
     if (r->n == GL_ROW_BATCH) {
         for (int i = 0; i < GL_ROW_BATCH; i++)
-            bind_row(r->ins_batch, 1 + i * GL_ROW_COLS, r->batch[i].v, r->batch[i].null);
+            bind_batch_row(r, i);
         rc = gl_wdb_step(r->w, r->ins_batch, "writing events");
     } else {
         for (int i = 0; i < r->n && !rc; i++) {

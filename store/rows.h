@@ -22,6 +22,12 @@ struct gl_rows {
     } batch[GL_ROW_BATCH];
     int n;
     uint64_t next_seq, count;
+    /* what each parameter of ins_batch holds now (SQLite keeps bindings
+     * across a reset): a batch binds only what changed, and in a loop most
+     * columns (thread, api, kind, device, stream, pool, size, stack ...)
+     * repeat at the same place batch after batch */
+    int64_t bound_v[GL_ROW_BATCH * GL_ROW_COLS];
+    uint8_t bound[GL_ROW_BATCH * GL_ROW_COLS]; /* 0: unknown, 1: NULL, 2: bound_v */
 };
 
 int gl_rows_open(struct gl_rows *r, struct gl_wdb *w);
