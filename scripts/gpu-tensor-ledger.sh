@@ -125,9 +125,11 @@ fi
 
 if [ "$PART" = all ] || [ "$PART" = cost ]; then
 echo "== cost, in-process (ns per alloc+free pair; off = tracker attached, recording paused)"
-# Each process pinned to one CPU (CPU=N, default 3): unpinned, the rounds of
-# one process swung between 2.1 and 4.1 us as it moved (H200, 2026-12-03).
-PIN="taskset -c ${CPU:-3}"
+# Each process pinned to two CPUs (CPUS=a,b, default 2,3: one for the loop,
+# one for gpuledger's writer, whose work would otherwise land on the loop's
+# CPU): unpinned, the rounds of one process swung between 2.1 and 4.1 us as
+# it moved (H200, 2026-12-03).
+PIN="taskset -c ${CPUS:-2,3}"
 command -v taskset >/dev/null || PIN=""
 for rep in 1 2 3; do
   for mode in default only; do
