@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "bench_stats.h"
 #if defined(__x86_64__)
 #include <x86intrin.h>
 #endif
@@ -27,18 +29,6 @@ static double now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof v[0], cmp_d);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static long pairs = 20000;
@@ -89,8 +79,8 @@ static void ab(void)
         set_recording(1);
         on[r] = pairs_round();
     }
-    res_off = median(off, rounds);
-    res_on = median(on, rounds);
+    res_off = bench_median(off, rounds);
+    res_on = bench_median(on, rounds);
 }
 
 __attribute__((noinline)) static void deep(int levels)
@@ -114,9 +104,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
             rounds = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--deep") && i + 1 < argc) {
-            nd = 0;
-            for (char *t = strtok(argv[++i], ","); t && nd < 8; t = strtok(NULL, ","))
-                depths[nd++] = atoi(t);
+            nd = bench_parse_depths(argv[++i], depths, 8);
         } else {
             fprintf(stderr, "usage: [gpuledger run -q [-d N] --] bench_hotpath [--pairs N] [--rounds R (<=64)] "
                             "[--deep D1,D2,...]\n");
@@ -153,7 +141,7 @@ int main(int argc, char **argv)
         }
         v[r] = (now_ns() - t0) / (double)n;
     }
-    printf("clock_gettime(CLOCK_MONOTONIC): %.1f ns\n", median(v, rounds));
+    printf("clock_gettime(CLOCK_MONOTONIC): %.1f ns\n", bench_median(v, rounds));
 #if defined(__x86_64__)
     for (int r = 0; r < rounds; r++) { /* what an event stamp costs (interpose/clock.c) */
         double t0 = now_ns();
@@ -163,7 +151,7 @@ int main(int argc, char **argv)
         }
         v[r] = (now_ns() - t0) / (double)n;
     }
-    printf("rdtsc: %.1f ns\n", median(v, rounds));
+    printf("rdtsc: %.1f ns\n", bench_median(v, rounds));
 #endif
     for (int r = 0; r < rounds; r++) {
         double t0 = now_ns();
@@ -173,7 +161,7 @@ int main(int argc, char **argv)
         }
         v[r] = (now_ns() - t0) / (double)n;
     }
-    printf("cudaGetDevice: %.1f ns\n", median(v, rounds));
+    printf("cudaGetDevice: %.1f ns\n", bench_median(v, rounds));
     ctx_fn ctx = NULL;
     enum cudaDriverEntryPointQueryResult qr;
     if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", (void **)&ctx, 12000, cudaEnableDefault, &qr) !=
@@ -189,12 +177,12 @@ int main(int argc, char **argv)
             }
             v[r] = (now_ns() - t0) / (double)n;
         }
-        printf("cuCtxGetCurrent: %.1f ns\n", median(v, rounds));
+        printf("cuCtxGetCurrent: %.1f ns\n", bench_median(v, rounds));
     }
     for (int r = 0; r < rounds; r++)
         v[r] = pairs_round();
     printf("cudaMallocAsync+cudaFreeAsync (recording %s): %.0f ns/pair\n", set_recording ? "off" : "absent",
-           median(v, rounds));
+           bench_median(v, rounds));
     if (set_recording)
         set_recording(1);
     return 0;

@@ -22,6 +22,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_stats.h"
+
 #define PAGE 64u
 #define PAGES 1024u
 
@@ -39,18 +41,6 @@ static double now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof v[0], cmp_d);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static void *page(unsigned i)
@@ -121,8 +111,8 @@ static void ab(enum path how)
         set_recording(1);
         on[r] = round_of(how);
     }
-    res_off = median(off, rounds);
-    res_on = median(on, rounds);
+    res_off = bench_median(off, rounds);
+    res_on = bench_median(on, rounds);
 }
 
 __attribute__((noinline)) static void deep(int levels, enum path how)
@@ -144,9 +134,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
             rounds = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--deep") && i + 1 < argc) {
-            nd = 0;
-            for (char *t = strtok(argv[++i], ","); t && nd < 8; t = strtok(NULL, ","))
-                depths[nd++] = atoi(t);
+            nd = bench_parse_depths(argv[++i], depths, 8);
         } else {
             fprintf(stderr, "usage: [gpuledger run -q [-d N] --] bench_nvtxmem [--ops N] [--rounds R (<=64)] "
                             "[--deep D1,D2,...]\n");
@@ -187,7 +175,7 @@ int main(int argc, char **argv)
     for (int r = 0; r < rounds; r++)
         v[r] = round_of(NVTX);
     printf("NVTX page annotation (%s): %.1f ns/op\n", set_recording ? "recording off" : "no tool attached",
-           median(v, rounds));
+           bench_median(v, rounds));
     nvtxMemHeapUnregister(NULL, heap);
     if (set_recording)
         set_recording(1);

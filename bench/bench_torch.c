@@ -34,6 +34,8 @@
 #include "fakealloc.h"
 #include "gpuledger.h"
 
+#include "bench_stats.h"
+
 void stub_install_bridge(int expandable, uint64_t max_split); /* tests/torchstub/stub_bridge.cpp */
 
 static long pairs = 20000;
@@ -80,18 +82,6 @@ static double writer_cpu_ns(void)
     if (d)
         closedir(d);
     return ns;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof v[0], cmp_d);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* ---- the allocator, `frames` native frames down (at::empty's dispatch,
@@ -263,8 +253,8 @@ static void ab(const char *name, pairs_fn fn)
     set_recording(0);
     nanosleep(&settle, NULL);
     double wcpu = (writer_cpu_ns() - w0) / ((double)rounds * (double)pairs);
-    double moff = median(off, rounds), mon = median(on, rounds);
-    double coff = median(off_cpu, rounds), con = median(on_cpu, rounds);
+    double moff = bench_median(off, rounds), mon = bench_median(on, rounds);
+    double coff = bench_median(off_cpu, rounds), con = bench_median(on_cpu, rounds);
     printf("| %s | %d | %s | %.0f | %.0f | %+.0f | %+.0f | %.0f |\n", name, frames, burst ? "bursts" : "sustained",
            moff, mon, mon - moff, con - coff, wcpu);
     fflush(stdout);
