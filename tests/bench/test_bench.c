@@ -39,12 +39,6 @@ static int teardown(void **state)
     return 0;
 }
 
-static void expect(const char *haystack, const char *needle)
-{
-    if (!haystack || !strstr(haystack, needle))
-        fail_msg("expected to find\n  %s\nin\n%.4000s", needle, haystack ? haystack : "(nothing)");
-}
-
 /* Regions whose allocation stack has a frame whose symbol is LIKE pattern. */
 static int64_t regions_through(sqlite3 *db, const char *pattern)
 {
@@ -62,17 +56,17 @@ static void test_bench_nvtxmem_counts(void **state)
     const char *bench = h_build("bench/bench_nvtxmem");
     h_run(&r, NULL, ARGV(bench, "--ops", "100", "--rounds", "1"));
     assert_int_equal(r.status, 0);
-    expect(r.out, "NVTX page annotation (no tool attached): ");
+    h_expect(r.out, "NVTX page annotation (no tool attached): ");
     assert_null(strstr(r.out, "| path |"));
 
     h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "b.db", bench, "--ops", "100", "--rounds", "1", "--deep", "0,3"));
     assert_int_equal(r.status, 0);
-    expect(r.out, "| path | frames below the loop | off ns/op | on ns/op | added ns/op |\n");
-    expect(r.out, "\n| NVTX (nvtxMemRegionsRegister/Unregister) | 0 | ");
-    expect(r.out, "\n| NVTX (nvtxMemRegionsRegister/Unregister) | 3 | ");
-    expect(r.out, "\n| gpuledger_region_alloc/free | 0 | ");
-    expect(r.out, "\n| gpuledger_region_alloc/free | 3 | ");
-    expect(r.out, "\nNVTX page annotation (recording off): ");
+    h_expect(r.out, "| path | frames below the loop | off ns/op | on ns/op | added ns/op |\n");
+    h_expect(r.out, "\n| NVTX (nvtxMemRegionsRegister/Unregister) | 0 | ");
+    h_expect(r.out, "\n| NVTX (nvtxMemRegionsRegister/Unregister) | 3 | ");
+    h_expect(r.out, "\n| gpuledger_region_alloc/free | 0 | ");
+    h_expect(r.out, "\n| gpuledger_region_alloc/free | 3 | ");
+    h_expect(r.out, "\nNVTX page annotation (recording off): ");
     sqlite3 *db = h_open("b.db");
     assert_string_equal(h_text(db, "SELECT name || ':' || size || ':' || coalesce(page_size, 0) FROM heaps"),
                         "bench pages:65536:0");
@@ -95,10 +89,10 @@ static void test_pool_cost_counts(void **state)
     snprintf(script, sizeof script, "%s/scripts/gpu/pool_cost.py", getenv("GL_SOURCE_ROOT"));
     h_run(&r, NULL, ARGV("/usr/bin/env", "python3", script, "--ops", "100", "--rounds", "1"));
     assert_int_equal(r.status, 0);
-    expect(r.out, "pool_cost: gpuledger not loaded: ");
+    h_expect(r.out, "pool_cost: gpuledger not loaded: ");
     h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "p.db", "/usr/bin/env", "python3", script, "--ops", "100", "--rounds", "1"));
     assert_int_equal(r.status, 0);
-    expect(r.out, "pool_cost: pool in host memory; ns per Pool.alloc/free call, median of 1 rounds of 100 pairs:\n"
+    h_expect(r.out, "pool_cost: pool in host memory; ns per Pool.alloc/free call, median of 1 rounds of 100 pairs:\n"
                   "pool_cost: recording off ");
     sqlite3 *db = h_open("p.db");
     assert_string_equal(h_text(db, "SELECT name || ':' || size || ':' || page_size FROM heaps"), "pool_cost:262144:64");

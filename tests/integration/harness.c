@@ -145,3 +145,9 @@ int h_count_lines(const char *s, const char *needle)
     }
     return n;
 }
+
+void h_expect(const char *haystack, const char *needle)
+{
+    if (!haystack || !strstr(haystack, needle))
+        fail_msg("expected to find\n  %s\nin\n%.4000s", needle, haystack ? haystack : "(nothing)");
+}

@@ -34,6 +34,8 @@ sqlite3 *h_open(const char *path);
 int64_t h_int(sqlite3 *db, const char *sql);
 /* First column of the first row as text ("" if NULL), in a static buffer. */
 const char *h_text(sqlite3 *db, const char *sql);
+/* Fails the test, showing the start of haystack, unless it contains needle. */
+void h_expect(const char *haystack, const char *needle);
 /* Count the lines of s that contain needle. */
 int h_count_lines(const char *s, const char *needle);
 

@@ -55,18 +55,12 @@ static int teardown(void **state)
     return 0;
 }
 
-static void expect(const char *haystack, const char *needle)
-{
-    if (!haystack || !strstr(haystack, needle))
-        fail_msg("expected to find\n  %s\nin\n%.4000s", needle, haystack ? haystack : "(nothing)");
-}
-
 static void test_nvtx_heaps_recorded(void **state)
 {
     (void)state;
     h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "m.db", PROG("nvtx_mem")));
     assert_int_equal(r.status, 0);
-    expect(r.out, "nvtx_mem: heap is its base, handles ok");
+    h_expect(r.out, "nvtx_mem: heap is its base, handles ok");
     sqlite3 *db = h_open("m.db");
     /* the SQL contract: heaps and regions, named, with page size and used bytes */
     assert_string_equal(h_text(db, "SELECT group_concat(name || ':' || size || ':' || coalesce(page_size, 0) || ':' ||"
@@ -104,71 +98,71 @@ static void test_nvtx_heap_figures(void **state)
     assert_int_equal(r.status, 0);
     h_run(&r, NULL, ARGV(GL, "holes", "m.db"));
     assert_int_equal(r.status, 0);
-    expect(r.out, "heap kv_cache at 0x");
-    expect(r.out, ": 64.00 KiB, 16 pages of 4.00 KiB, inside cudaMalloc #");
-    expect(r.out, "; 16 regions handed out\n");
-    expect(r.out, ": 13 pages in use in 11 regions, 3 pages free in 3 holes, largest 1 page; external fragmentation"
+    h_expect(r.out, "heap kv_cache at 0x");
+    h_expect(r.out, ": 64.00 KiB, 16 pages of 4.00 KiB, inside cudaMalloc #");
+    h_expect(r.out, "; 16 regions handed out\n");
+    h_expect(r.out, ": 13 pages in use in 11 regions, 3 pages free in 3 holes, largest 1 page; external fragmentation"
                   " 0.667, largest_free_ratio 0.333; internal fragmentation 0.125\n");
-    expect(r.out, ": 10 pages in use in 10 regions, 6 pages free in 6 holes, largest 1 page; external fragmentation"
+    h_expect(r.out, ": 10 pages in use in 10 regions, 6 pages free in 6 holes, largest 1 page; external fragmentation"
                   " 0.833, largest_free_ratio 0.167; internal fragmentation 0.075\n");
-    expect(r.out, ": 2 pages in use in 2 regions, 14 pages free in 3 holes, largest 12 pages; external fragmentation"
+    h_expect(r.out, ": 2 pages in use in 2 regions, 14 pages free in 3 holes, largest 12 pages; external fragmentation"
                   " 0.143, largest_free_ratio 0.857; internal fragmentation 0.438\n");
-    expect(r.out, "  occupancy at the peak  |#######.#####.#.|\n  occupancy at the worst |#.#.#.#.#####.#.|\n");
-    expect(r.out, "  never given back: 8.00 KiB in 2 regions\n");
+    h_expect(r.out, "  occupancy at the peak  |#######.#####.#.|\n  occupancy at the worst |#.#.#.#.#####.#.|\n");
+    h_expect(r.out, "  never given back: 8.00 KiB in 2 regions\n");
     assert_int_equal(h_count_lines(r.out, "leak_pages"), 4); /* 2 stacks at the peak, 2 never given back */
-    expect(r.out, "heap arena at 0x");
-    expect(r.out, "; 5 regions handed out, unregistered\n");
+    h_expect(r.out, "heap arena at 0x");
+    h_expect(r.out, "; 5 regions handed out, unregistered\n");
     assert_int_equal(h_count_lines(r.out, "never given back"), 1);
 
     h_run(&r, NULL, ARGV(GL, "holes", "--format", "json", "m.db"));
     assert_int_equal(r.status, 0);
-    expect(r.out, "\"name\":\"kv_cache\",\"base\":");
-    expect(r.out, ",\"size\":65536,\"page_size\":4096,\"device\":0,");
+    h_expect(r.out, "\"name\":\"kv_cache\",\"base\":");
+    h_expect(r.out, ",\"size\":65536,\"page_size\":4096,\"device\":0,");
     /* peak, worst, end */
-    expect(r.out, "\"used\":53248,\"free\":12288,\"holes\":3,\"largest_free\":4096,\"external_fragmentation\":0.666667,"
+    h_expect(r.out, "\"used\":53248,\"free\":12288,\"holes\":3,\"largest_free\":4096,\"external_fragmentation\":0.666667,"
                   "\"largest_free_ratio\":0.333333,\"regions\":11,\"region_bytes\":53248,\"unused_bytes\":6656,"
                   "\"internal_fragmentation\":0.125000,\"pages_in_use\":13,\"pages_free\":3,\"largest_free_pages\":1}");
-    expect(r.out, "\"used\":40960,\"free\":24576,\"holes\":6,\"largest_free\":4096,\"external_fragmentation\":0.833333,"
+    h_expect(r.out, "\"used\":40960,\"free\":24576,\"holes\":6,\"largest_free\":4096,\"external_fragmentation\":0.833333,"
                   "\"largest_free_ratio\":0.166667,\"regions\":10,\"region_bytes\":40960,\"unused_bytes\":3072,"
                   "\"internal_fragmentation\":0.075000,\"pages_in_use\":10,\"pages_free\":6,\"largest_free_pages\":1}");
-    expect(r.out, "\"end\":{\"seq\":");
-    expect(r.out, "\"used\":8192,\"free\":57344,\"holes\":3,\"largest_free\":49152,\"external_fragmentation\":0.142857,"
+    h_expect(r.out, "\"end\":{\"seq\":");
+    h_expect(r.out, "\"used\":8192,\"free\":57344,\"holes\":3,\"largest_free\":49152,\"external_fragmentation\":0.142857,"
                   "\"largest_free_ratio\":0.857143,\"regions\":2,\"region_bytes\":8192,\"unused_bytes\":3584,"
                   "\"internal_fragmentation\":0.437500,\"pages_in_use\":2,\"pages_free\":14,\"largest_free_pages\":12}");
-    expect(r.out, "\"cell_bytes\":4096,\"occupancy_peak\":[100,100,100,100,100,100,100,0,100,100,100,100,100,0,100,0],"
+    h_expect(r.out, "\"cell_bytes\":4096,\"occupancy_peak\":[100,100,100,100,100,100,100,0,100,100,100,100,100,0,100,0],"
                   "\"occupancy_worst\":[100,0,100,0,100,0,100,0,100,100,100,100,100,0,100,0]");
-    expect(r.out, "\"leaked_regions\":2,\"leaked_bytes\":8192,\"leaks\":[{\"stack_id\":");
-    expect(r.out, "\"bytes\":4096,\"count\":1,\"frames\":[{\"symbol\":\"region\"");
-    expect(r.out, "},{\"symbol\":\"leak_pages\"");
+    h_expect(r.out, "\"leaked_regions\":2,\"leaked_bytes\":8192,\"leaks\":[{\"stack_id\":");
+    h_expect(r.out, "\"bytes\":4096,\"count\":1,\"frames\":[{\"symbol\":\"region\"");
+    h_expect(r.out, "},{\"symbol\":\"leak_pages\"");
     /* the arena: bytes, no pages, no used figures */
-    expect(r.out, "\"name\":\"arena\",\"base\":");
-    expect(r.out, "\"used\":5500,\"free\":4500,\"holes\":3,\"largest_free\":2000,\"external_fragmentation\":0.555556,"
+    h_expect(r.out, "\"name\":\"arena\",\"base\":");
+    h_expect(r.out, "\"used\":5500,\"free\":4500,\"holes\":3,\"largest_free\":2000,\"external_fragmentation\":0.555556,"
                   "\"largest_free_ratio\":0.444444,\"regions\":3,\"region_bytes\":5500,\"unused_bytes\":0,"
                   "\"internal_fragmentation\":null}");
-    expect(r.out, "\"used\":10000,\"free\":0,\"holes\":0,\"largest_free\":0,\"external_fragmentation\":0.000000,"
+    h_expect(r.out, "\"used\":10000,\"free\":0,\"holes\":0,\"largest_free\":0,\"external_fragmentation\":0.000000,"
                   "\"largest_free_ratio\":1.000000,\"regions\":1,");
-    expect(r.out, "\"unregistered\":true,\"regions\":5,");
-    expect(r.out, "\"leaked_regions\":0,\"leaked_bytes\":0,\"leaks\":[]}");
+    h_expect(r.out, "\"unregistered\":true,\"regions\":5,");
+    h_expect(r.out, "\"leaked_regions\":0,\"leaked_bytes\":0,\"leaks\":[]}");
 
     /* leaks: the regions never given back, per heap, by stack */
     h_run(&r, NULL, ARGV(GL, "leaks", "m.db"));
     assert_int_equal(r.status, 0);
-    expect(r.out, "\ninside the program's own pools, regions never given back:\nheap kv_cache: 8.00 KiB in 2 regions\n"
+    h_expect(r.out, "\ninside the program's own pools, regions never given back:\nheap kv_cache: 8.00 KiB in 2 regions\n"
                   "      4.00 KiB in 1 region\n");
     assert_int_equal(h_count_lines(r.out, "leak_pages"), 2);
     assert_null(strstr(r.out, "heap arena"));
     h_run(&r, NULL, ARGV(GL, "leaks", "--format", "json", "m.db"));
     assert_int_equal(r.status, 0);
-    expect(r.out, ",\"heap_leaks\":[{\"heap\":");
-    expect(r.out, ",\"name\":\"kv_cache\",\"leaked_regions\":2,\"leaked_bytes\":8192,\"leaks\":[{");
+    h_expect(r.out, ",\"heap_leaks\":[{\"heap\":");
+    h_expect(r.out, ",\"name\":\"kv_cache\",\"leaked_regions\":2,\"leaked_bytes\":8192,\"leaks\":[{");
     /* report: the same heaps in text, JSON and HTML (one square per page, twice) */
     h_run(&r, NULL, ARGV(GL, "report", "m.db"));
     assert_int_equal(r.status, 0);
-    expect(r.out, "  occupancy at the peak  |#######.#####.#.|\n");
+    h_expect(r.out, "  occupancy at the peak  |#######.#####.#.|\n");
     h_run(&r, NULL, ARGV(GL, "report", "--format", "json", "m.db"));
     assert_int_equal(r.status, 0);
-    expect(r.out, "],\"heaps\":[{\"id\":");
-    expect(r.out, "\"pages_in_use\":13,\"pages_free\":3,\"largest_free_pages\":1}");
+    h_expect(r.out, "],\"heaps\":[{\"id\":");
+    h_expect(r.out, "\"pages_in_use\":13,\"pages_free\":3,\"largest_free_pages\":1}");
     h_run(&r, NULL, ARGV(GL, "report", "--format", "html", "-o", "m.html", "m.db"));
     assert_int_equal(r.status, 0);
     char path[1200];
@@ -181,14 +175,14 @@ static void test_nvtx_heap_figures(void **state)
     fclose(f);
     /* the page's data: each heap's figures as [seq, t, used, free, holes, largest free, regions, region
      * bytes, unused bytes] and its occupancy cells */
-    expect(html, ",\"heaps\":[{\"label\":\"kv_cache\",\"size\":65536,\"page_size\":4096,\"device\":0,"
+    h_expect(html, ",\"heaps\":[{\"label\":\"kv_cache\",\"size\":65536,\"page_size\":4096,\"device\":0,"
                  "\"regions\":16,\"has_used\":1,\"unregistered\":0,\"cell_bytes\":4096,\"peak\":[");
-    expect(html, ",53248,12288,3,4096,11,53248,6656],\"worst\":[");
-    expect(html, ",40960,24576,6,4096,10,40960,3072],\"end\":[");
-    expect(html, ",8192,57344,3,49152,2,8192,3584],\"series\":[");
-    expect(html, "\"occ_peak\":[100,100,100,100,100,100,100,0,100,100,100,100,100,0,100,0],"
+    h_expect(html, ",53248,12288,3,4096,11,53248,6656],\"worst\":[");
+    h_expect(html, ",40960,24576,6,4096,10,40960,3072],\"end\":[");
+    h_expect(html, ",8192,57344,3,49152,2,8192,3584],\"series\":[");
+    h_expect(html, "\"occ_peak\":[100,100,100,100,100,100,100,0,100,100,100,100,100,0,100,0],"
                  "\"occ_worst\":[100,0,100,0,100,0,100,0,100,100,100,100,100,0,100,0],\"peak_ledger\":[[");
-    expect(html, "{\"label\":\"arena\",\"size\":10000,\"page_size\":0,");
+    h_expect(html, "{\"label\":\"arena\",\"size\":10000,\"page_size\":0,");
 }
 
 static void test_nvtx_mem_without_gpuledger(void **state)
@@ -196,7 +190,7 @@ static void test_nvtx_mem_without_gpuledger(void **state)
     (void)state;
     h_run(&r, NULL, ARGV(PROG("nvtx_mem")));
     assert_int_equal(r.status, 0);
-    expect(r.out, "nvtx_mem: heap from no tool, handles ok");
+    h_expect(r.out, "nvtx_mem: heap from no tool, handles ok");
 }
 
 static const char *source(const char *rel)
@@ -219,7 +213,7 @@ static void test_python_pool(void **state)
     /* without gpuledger: every call a no-op */
     h_run(&r, ENV(pypath), ARGV(PROG("pyembed"), script));
     assert_int_equal(r.status, 0);
-    expect(r.out, "py_pool: gpuledger.Pool(0x");
+    h_expect(r.out, "py_pool: gpuledger.Pool(0x");
     h_run(&r, ENV(pypath), ARGV(GL, "run", "-q", "-o", "p.db", PROG("pyembed"), script));
     assert_int_equal(r.status, 0);
     sqlite3 *db = h_open("p.db");
@@ -230,21 +224,21 @@ static void test_python_pool(void **state)
     sqlite3_close(db);
     h_run(&r, NULL, ARGV(GL, "holes", "p.db"));
     assert_int_equal(r.status, 0);
-    expect(r.out, "heap py pages at 0x");
-    expect(r.out, ": 5 pages in use in 5 regions, 3 pages free in 1 hole, largest 3 pages; external fragmentation 0.000,"
+    h_expect(r.out, "heap py pages at 0x");
+    h_expect(r.out, ": 5 pages in use in 5 regions, 3 pages free in 1 hole, largest 3 pages; external fragmentation 0.000,"
                   " largest_free_ratio 1.000; internal fragmentation 0.195\n");
-    expect(r.out, ": 3 pages in use in 3 regions, 5 pages free in 3 holes, largest 3 pages; external fragmentation 0.400,"
+    h_expect(r.out, ": 3 pages in use in 3 regions, 5 pages free in 3 holes, largest 3 pages; external fragmentation 0.400,"
                   " largest_free_ratio 0.600; internal fragmentation 0.325\n");
-    expect(r.out, ": 4 pages in use in 4 regions, 4 pages free in 3 holes, largest 2 pages; external fragmentation 0.500,"
+    h_expect(r.out, ": 4 pages in use in 4 regions, 4 pages free in 3 holes, largest 2 pages; external fragmentation 0.500,"
                   " largest_free_ratio 0.500; internal fragmentation 0.378\n");
-    expect(r.out, "  occupancy at the peak  |#####...|\n  occupancy at the worst |#.#.#...|\n");
-    expect(r.out, "  never given back: 16.00 KiB in 4 regions\n     12.00 KiB in 3 regions\n");
+    h_expect(r.out, "  occupancy at the peak  |#####...|\n  occupancy at the worst |#.#.#...|\n");
+    h_expect(r.out, "  never given back: 16.00 KiB in 4 regions\n     12.00 KiB in 3 regions\n");
     /* the Python lines, the package's own frames folded away */
-    expect(r.out, "      4.00 KiB in 1 region\n");
-    expect(r.out, "  take (");
-    expect(r.out, "py_pool.py:11)\n");
-    expect(r.out, "  cancel_path (");
-    expect(r.out, "py_pool.py:17)\n");
+    h_expect(r.out, "      4.00 KiB in 1 region\n");
+    h_expect(r.out, "  take (");
+    h_expect(r.out, "py_pool.py:11)\n");
+    h_expect(r.out, "  cancel_path (");
+    h_expect(r.out, "py_pool.py:17)\n");
     assert_null(strstr(r.out, "gpuledger/pool.py"));
     assert_null(strstr(r.out, "ffi_call"));
 }
@@ -265,11 +259,11 @@ static void test_python_pool_rest(void **state)
                           " address is needed\n";
     h_run(&r, ENV(pypath), ARGV(PROG("pyembed"), script));
     assert_int_equal(r.status, 0);
-    expect(r.out, ", 16384, name='arena', page_size=0)\n");
-    expect(r.out, no_size);
+    h_expect(r.out, ", 16384, name='arena', page_size=0)\n");
+    h_expect(r.out, no_size);
     h_run(&r, ENV(pypath), ARGV(GL, "run", "-q", "-o", "p2.db", PROG("pyembed"), script));
     assert_int_equal(r.status, 0);
-    expect(r.out, no_size);
+    h_expect(r.out, no_size);
     sqlite3 *db = h_open("p2.db");
     assert_string_equal(h_text(db, "SELECT name || ':' || size || ':' || coalesce(page_size, 0) || ':' ||"
                                    " (unregister_ns IS NOT NULL) FROM heaps"),
