@@ -159,17 +159,24 @@ GL.panels = (function () {
     }));
   }
 
+  /* a canvas of w x h CSS pixels drawn at the screen's resolution: the
+   * canvas and its context, scaled so that drawing is in CSS pixels */
+  function hiDpiCanvas(attrs, w, h) {
+    const c = el('canvas', attrs);
+    const dpr = window.devicePixelRatio || 1;
+    c.width = w * dpr;
+    c.height = h * dpr;
+    c.style.width = w + 'px';
+    c.style.height = h + 'px';
+    const x = c.getContext('2d');
+    x.setTransform(dpr, 0, 0, dpr, 0, 0);
+    return [c, x];
+  }
+
   function holeChart(h, span) {
     const w = 420;
     const ht = 90;
-    const c = el('canvas', {class: 'holes'});
-    const dpr = window.devicePixelRatio || 1;
-    c.width = w * dpr;
-    c.height = ht * dpr;
-    c.style.width = w + 'px';
-    c.style.height = ht + 'px';
-    const x = c.getContext('2d');
-    x.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const [c, x] = hiDpiCanvas({class: 'holes'}, w, ht);
     const max = Math.max(1, ...h.series.map((s) => s[2]));
     const X = (t) => 4 + ((w - 8) * t) / Math.max(1, span);
     const Y = (v) => ht - 4 - ((ht - 8) * v) / max;
@@ -218,14 +225,7 @@ GL.panels = (function () {
     const perRow = 64;
     const px = cells.length > 2048 ? 5 : 9;
     const rows = Math.max(1, Math.ceil(cells.length / perRow));
-    const c = el('canvas', {class: 'occ', title});
-    const dpr = window.devicePixelRatio || 1;
-    c.width = perRow * px * dpr;
-    c.height = rows * px * dpr;
-    c.style.width = perRow * px + 'px';
-    c.style.height = rows * px + 'px';
-    const x = c.getContext('2d');
-    x.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const [c, x] = hiDpiCanvas({class: 'occ', title}, perRow * px, rows * px);
     cells.forEach((p, i) => {
       x.fillStyle = p ? 'hsl(215,70%,' + (80 - Math.round((p * 45) / 100)) + '%)' : '#eee';
       x.fillRect((i % perRow) * px, Math.floor(i / perRow) * px, px - 1, px - 1);
@@ -239,14 +239,7 @@ GL.panels = (function () {
   function heapChart(h) {
     const w = 420;
     const ht = 90;
-    const c = el('canvas', {class: 'holes'});
-    const dpr = window.devicePixelRatio || 1;
-    c.width = w * dpr;
-    c.height = ht * dpr;
-    c.style.width = w + 'px';
-    c.style.height = ht + 'px';
-    const x = c.getContext('2d');
-    x.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const [c, x] = hiDpiCanvas({class: 'holes'}, w, ht);
     const X = (i) => 4 + ((w - 8) * i) / Math.max(1, h.series.length - 1);
     const line = (k, max, color) => {
       x.strokeStyle = color;
