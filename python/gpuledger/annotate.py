@@ -1,24 +1,24 @@
 """annotate.py — marks, ranges, steps and the pause switch from Python.
 
 Each is a cheap no-op when the process is not under gpuledger, so the calls
-can stay in production code.
+can stay in production code. Under gpuledger each costs well under 1 us
+(docs/performance.md): no object is made per call where one can be reused
+(a range is made once per label), and the library's functions take the
+label as it is given (_lib.py).
 """
-import contextlib
+import functools
 import itertools
 
 from . import _lib
 
-_mark, _push, _pop, _set = _lib.mark, _lib.range_push, _lib.range_pop, _lib.set_recording
-
-
-def _b(label):
-    return label if isinstance(label, bytes) else str(label).encode("utf-8", "replace")
+_mark, _push, _pop, _set, _recording = _lib.mark, _lib.range_push, _lib.range_pop, _lib.set_recording, _lib.recording
+_label = _lib.label  # what the library's functions take: str and bytes as they are, else str(label)
 
 
 def mark(label):
     """A point in time, stored with its label (`annotations`)."""
     if _mark is not None:
-        _mark(_b(label))
+        _mark(_label(label))
 
 
 _steps = itertools.count()
@@ -29,46 +29,105 @@ def step(label=None):
     mark labelled "step N". For loops without an optimizer (serving); with
     one, steps come from it ("optimizer step N")."""
     if _mark is not None:
-        _mark(_b(label if label is not None else "step %d" % next(_steps)))
+        _mark(b"step %d" % next(_steps) if label is None else _label(label))
 
 
-class range(contextlib.ContextDecorator):  # noqa: A001 - the name users expect
-    """Every allocation made inside is tagged with this range (it nests):
-    `with gpuledger.range("forward"): ...` or `@gpuledger.range("load")`."""
+class _Range:
+    """One label's range. Holds nothing but the label: the library keeps
+    each thread's open ranges, so one object serves every use of the label,
+    nested, re-entered and on any thread."""
 
-    __slots__ = ("_label",)
+    __slots__ = ("_label", "__weakref__")
 
     def __init__(self, label):
-        self._label = _b(label)
+        self._label = _label(label)
 
-    def __enter__(self):
-        if _push is not None:
+    if _push is not None:
+
+        def __enter__(self):
             _push(self._label)
-        return self
+            return self
 
-    def __exit__(self, *exc):
-        if _pop is not None:
+        def __exit__(self, exc_type, exc, tb):
             _pop()
-        return False
+            return False
+
+    else:
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, exc_type, exc, tb):
+            return False
+
+    def __call__(self, func):
+        """As a decorator: every call of func runs inside the range."""
+
+        @functools.wraps(func)
+        def inside(*args, **kwargs):
+            with self:
+                return func(*args, **kwargs)
+
+        return inside
+
+    def __repr__(self):
+        return "gpuledger.range(%r)" % (self._label,)
+
+
+class _Ranges(dict):
+    """label -> its _Range, made at the first use (a bounded cache: a
+    program that makes a new label for each call gets a new object each
+    time past _CACHED labels, never unbounded memory)."""
+
+    def __missing__(self, label):
+        r = _Range(label)
+        if len(self) < _CACHED:
+            try:
+                self[label] = r
+            except TypeError:  # an unhashable label: used as str(label), not kept
+                pass
+        return r
+
+
+_CACHED = 4096
+_ranges = _Ranges()
+_range_of = _ranges.__getitem__
+
+
+def range(label):  # noqa: A001 - the name users expect
+    """Every allocation made inside is tagged with this range (it nests):
+    `with gpuledger.range("forward"): ...` or `@gpuledger.range("load")`."""
+    try:
+        return _range_of(label)
+    except TypeError:  # unhashable
+        return _Range(label)
 
 
 class paused:  # noqa: N801 - used like a function: `with gpuledger.paused():`
-    """Nothing is recorded inside (for the whole process). A class rather
-    than a generator-based context manager: half the cost per use."""
+    """Nothing is recorded inside (for the whole process); the state before
+    comes back at the end (paused blocks nest)."""
 
     __slots__ = ("_before",)
 
-    def __enter__(self):
-        self._before = _set(0) if _set is not None else None
-        return self
+    if _set is not None:
 
-    def __exit__(self, *exc):
-        if self._before is not None:
+        def __enter__(self):
+            self._before = _set(0)
+            return self
+
+        def __exit__(self, exc_type, exc, tb):
             _set(self._before)
-        return False
+            return False
+
+    else:
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, exc_type, exc, tb):
+            return False
 
 
 def recording():
     """True when gpuledger is loaded and recording (not paused)."""
-    return bool(_lib.recording()) if _lib.recording is not None else False
-
+    return _recording is not None and _recording() != 0
