@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "gl_event.h"
+#include "schema.h"
 
 /* GL_ASK_LAYER_AUTO: PyTorch's blocks once any was seen, else the device. */
 static int layer_of(const struct gl_answers *a, int layer)
@@ -31,6 +32,10 @@ static int prepare_live(struct gl_answers *a, int layer, int grouped)
         if (gl_kind_counts_on_device(id))
             strcat(kinds, num);
     }
+    /* the frees are found through event_log.ref_seq: index it now (from
+     * here on it is kept up row by row) */
+    if (gl_schema_ref_index(a->w->db) != SQLITE_OK)
+        return gl_wdb_fail(a->w, "indexing event_log.ref_seq");
     char sql[1024];
     if (layer == GL_WIN_DEVICE)
         snprintf(sql, sizeof sql,

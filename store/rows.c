@@ -3,8 +3,10 @@
 
 #include <string.h>
 
-#define COLUMNS "seq, ts_ns, tid, op, api, kind, device, stream, pool, addr, size, result, stack_id, ref_seq, aux, range_seq"
-#define VALUES "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+/* seq is not given: SQLite numbers the rows, and they come in seq order
+ * from 1 (checked after each write) */
+#define COLUMNS "ts_ns, tid, op, api, kind, device, stream, pool, addr, size, result, stack_id, ref_seq, aux, range_seq"
+#define VALUES "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 
 int gl_rows_open(struct gl_rows *r, struct gl_wdb *w)
 {
@@ -20,11 +22,11 @@ int gl_rows_open(struct gl_rows *r, struct gl_wdb *w)
 
 static void bind_row(sqlite3_stmt *st, int first, const int64_t *v, uint16_t null)
 {
-    for (int c = 0; c < GL_ROW_COLS; c++) {
+    for (int c = 1; c < GL_ROW_COLS; c++) {
         if (null & (1u << c))
-            sqlite3_bind_null(st, first + c);
+            sqlite3_bind_null(st, first + c - 1);
         else
-            sqlite3_bind_int64(st, first + c, v[c]);
+            sqlite3_bind_int64(st, first + c - 1, v[c]);
     }
 }
 
@@ -33,8 +35,8 @@ static void bind_batch_row(struct gl_rows *r, int i)
 {
     const int64_t *v = r->batch[i].v;
     uint16_t null = r->batch[i].null;
-    for (int c = 0; c < GL_ROW_COLS; c++) {
-        int k = i * GL_ROW_COLS + c;
+    for (int c = 1; c < GL_ROW_COLS; c++) {
+        int k = i * (GL_ROW_COLS - 1) + c - 1;
         if (null & (1u << c)) {
             if (r->bound[k] != 1) {
                 sqlite3_bind_null(r->ins_batch, k + 1);
@@ -51,6 +53,9 @@ static void bind_batch_row(struct gl_rows *r, int i)
 int gl_rows_flush(struct gl_rows *r)
 {
     int rc = 0;
+    if (r->n == 0)
+        return 0;
+    int64_t last = r->batch[r->n - 1].v[0];
     if (r->n == GL_ROW_BATCH) {
         for (int i = 0; i < GL_ROW_BATCH; i++)
             bind_batch_row(r, i);
@@ -62,6 +67,10 @@ int gl_rows_flush(struct gl_rows *r)
         }
     }
     r->n = 0;
+    /* SQLite numbers the rows (the next rowid after the largest: cheaper
+     * than a given seq, which it must look up first); they must be ours */
+    if (!rc && sqlite3_last_insert_rowid(r->w->db) != last)
+        rc = gl_wdb_fail(r->w, "writing events: the database numbered them differently");
     return rc;
 }
 

@@ -29,7 +29,6 @@ static const char *const ddl =
     /* marks and ranges (gpuledger_mark, gpuledger_range_push/pop) */
     "CREATE TABLE annotations(seq INTEGER PRIMARY KEY, ts_ns INTEGER, tid INTEGER,"
     " op TEXT, label TEXT, parent_seq INTEGER);"
-    "CREATE INDEX event_log_ref ON event_log(ref_seq) WHERE ref_seq IS NOT NULL;"
     "CREATE TABLE modules(id INTEGER PRIMARY KEY, path TEXT, base INTEGER,"
     " size INTEGER, build_id TEXT);"
     "CREATE TABLE frames(id INTEGER PRIMARY KEY, ip INTEGER, module_id INTEGER,"
@@ -160,6 +159,12 @@ static int set_layer(sqlite3 *db, int id, const char *layer)
     char sql[120];
     snprintf(sql, sizeof sql, "UPDATE kind_names SET layer = '%s' WHERE id = %d;", layer, id);
     return sqlite3_exec(db, sql, NULL, NULL, NULL);
+}
+
+int gl_schema_ref_index(sqlite3 *db)
+{
+    return sqlite3_exec(db, "CREATE INDEX IF NOT EXISTS event_log_ref ON event_log(ref_seq) WHERE ref_seq IS NOT NULL",
+                        NULL, NULL, NULL);
 }
 
 int gl_schema_create(sqlite3 *db, char **err)

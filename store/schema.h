@@ -14,4 +14,12 @@
  * Returns SQLITE_OK or an error code (message in *err, sqlite3_free it). */
 int gl_schema_create(sqlite3 *db, char **err);
 
+/* The index of event_log.ref_seq (the row a free, unmap or completion
+ * ends), which the views' joins and the query API use. It is not kept up
+ * while recording (kept row by row it costs the writer a sixth of its work
+ * per tensor alloc+free): it is built in one pass when the run ends (a
+ * sort: several times cheaper), or at the first query API question.
+ * Returns SQLITE_OK or an error code. */
+int gl_schema_ref_index(sqlite3 *db);
+
 #endif

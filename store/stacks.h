@@ -26,6 +26,8 @@ struct gl_stacks {
     size_t nents, ents_cap;
     uintptr_t *ips;                /* arena of every distinct stack's ips */
     size_t nips, ips_cap;
+    size_t last;                   /* ents[] index of the last stack found or added */
+    int64_t last_id;               /* its id; 0: none yet */
 };
 
 int gl_stacks_open(struct gl_stacks *s, struct gl_wdb *w, int symbolize);

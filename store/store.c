@@ -239,7 +239,19 @@ int gl_store_finish(struct gl_store *s, const struct gl_run_counters *c, uint64_
         gl_runrows_finish(&s->run, end_ns, exit_code, exit_signal))
         return -1;
     s->in_txn = 0;
-    return gl_wdb_exec(&s->w, "COMMIT");
+    if (gl_wdb_exec(&s->w, "COMMIT"))
+        return -1;
+    /* The ref_seq index, once the run is safe: in its own transaction (if
+     * the process ends meanwhile, the run is whole without it), not on the
+     * way down from a fatal signal, and not for a run so long that its
+     * sort could outlast the wait at exit (the views work without it:
+     * SQLite then builds a temporary index for each query). */
+    if (exit_signal <= 0 && s->rows.count <= GL_STORE_INDEX_MAX_ROWS &&
+        sqlite3_exec(s->w.db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK) {
+        int rc = gl_schema_ref_index(s->w.db);
+        sqlite3_exec(s->w.db, rc == SQLITE_OK ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
+    }
+    return 0;
 }
 
 void gl_store_answer(struct gl_store *s, struct gl_question *q)

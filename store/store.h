@@ -46,8 +46,11 @@ int gl_store_add(struct gl_store *s, const struct gl_event *ev);
 int gl_store_commit(struct gl_store *s, const struct gl_run_counters *c);
 /* Record a key/value in the meta table. */
 int gl_store_meta(struct gl_store *s, const char *key, const char *value);
-/* Final run row (end time, exit status) and commit. exit_code/exit_signal
- * < 0 mean unknown. Does not close. */
+/* Final run row (end time, exit status) and commit; then the ref_seq index
+ * (schema.h) for a run of at most GL_STORE_INDEX_MAX_ROWS rows ending
+ * without a fatal signal (about 3 s of sorting at that size). exit_code/
+ * exit_signal < 0 mean unknown. Does not close. */
+#define GL_STORE_INDEX_MAX_ROWS 16000000ULL
 int gl_store_finish(struct gl_store *s, const struct gl_run_counters *c, uint64_t end_ns, int exit_code,
                     int exit_signal);
 void gl_store_close(struct gl_store *s);

@@ -105,6 +105,9 @@ static void test_views_and_pairing(void **state)
     sqlite3 *db = gl_db_open_read(path, err, sizeof err);
     assert_non_null(db);
     assert_int_equal(gl_db_int(db, "SELECT count(*) FROM events", -1), 17);
+    assert_int_equal(gl_db_int(db, "SELECT max(seq) FROM events", -1), 17); /* numbered 1..17 */
+    /* the ref_seq index, built when the run ended */
+    assert_int_equal(gl_db_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'event_log_ref'", -1), 1);
     assert_int_equal(gl_db_int(db, "SELECT event_count FROM run", -1), 17);
     assert_int_equal(gl_db_int(db, "SELECT dropped_events FROM run", -1), 3);
     assert_int_equal(gl_db_int(db, "SELECT truncated_stacks FROM run", -1), 4);
@@ -147,10 +150,30 @@ static void test_views_and_pairing(void **state)
     sqlite3_close(db);
 }
 
+/* A run ending on a fatal signal is not indexed on its way down; the
+ * views pair its rows all the same. */
+static void test_no_index_after_signal(void **state)
+{
+    (void)state;
+    add(GL_OP_ALLOC, GL_API_cudaMalloc, GL_KIND_DEVICE, 0, 0x1000, 100, 10, 2); /* seq 1 */
+    add(GL_OP_ALLOC, GL_API_cudaMalloc, GL_KIND_DEVICE, 0, 0x2000, 200, 11, 2); /* seq 2 */
+    add(GL_OP_FREE, GL_API_cudaFree, GL_KIND_NONE, 0, 0x2000, 0, 12, 1);        /* seq 3 -> 2 */
+    struct gl_run_counters c = {0, 0};
+    assert_int_equal(gl_store_finish(st, &c, 99, -1, 9), 0);
+    char err[256];
+    sqlite3 *db = gl_db_open_read(path, err, sizeof err);
+    assert_non_null(db);
+    assert_int_equal(gl_db_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'event_log_ref'", -1), 0);
+    assert_int_equal(gl_db_int(db, "SELECT free_ns FROM allocations WHERE id = 2", -1), 12);
+    assert_int_equal(gl_db_int(db, "SELECT id FROM allocations WHERE free_ns IS NULL", -1), 1);
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_views_and_pairing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_index_after_signal, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
