@@ -23,9 +23,11 @@
 #    figures (peaks, the blocks live at the end, parameters, optimizer state,
 #    KV cache, the ledger at the device peak, the allocator's holes, the
 #    OOM verdicts, the steps and the leaking line);
-# 3. the cost, in-process: scripts/gpu/torch_alloc_ab.py both (rounds of off
-#    / gpuledger / _record_memory_history(stacks="python"), 9+ each, medians;
-#    3 processes; gpuledger with its default stacks and with --python only),
+# 3. the cost, in-process: scripts/gpu/torch_alloc_ab.py both (cycles of off
+#    / gpuledger / off / _record_memory_history, 15 each, the median of each
+#    round minus the off rounds beside it; 3 processes each: gpuledger's
+#    Python frames only vs stacks="python", its default Python and native
+#    frames vs stacks="python" and vs stacks="all"),
 #    and the GPT step A/B (torch_train.py --ab, 3 processes) and the identity
 #    hooks' A/B (--ab-hooks, 3 processes).
 set -u
@@ -125,23 +127,30 @@ fi
 
 if [ "$PART" = all ] || [ "$PART" = cost ]; then
 echo "== cost, in-process (ns per alloc+free pair; off = tracker attached, recording paused)"
-# Each process pinned to two CPUs (CPUS=a,b, default 2,3: one for the loop,
-# one for gpuledger's writer, whose work would otherwise land on the loop's
-# CPU): unpinned, the rounds of one process swung between 2.1 and 4.1 us as
-# it moved (H200, 2026-12-03).
+# Each process pinned to two CPUs (CPUS=a,b, default 2,3), its loop's thread
+# to the first (torch_alloc_ab.py --pin-main), so that gpuledger's writer
+# and the driver's threads have the other: unpinned, the rounds of one
+# process swung between 2.1 and 4.1 us as it moved (H200, 2026-12-03).
+# Like for like: gpuledger's Python frames only (GPULEDGER_PYTHON=only) vs
+# PyTorch's recorder with Python frames (stacks="python"), and gpuledger's
+# default (Python and native frames) vs stacks="python" and vs stacks="all"
+# (Python and C++ frames).
+echo "CPUs: $(nproc); $(lscpu 2>/dev/null | grep -E '^(Model name|Thread\(s\) per core|Core\(s\) per socket)' | tr -s ' ' | tr '\n' ';')"
 PIN="taskset -c ${CPUS:-2,3}"
 command -v taskset >/dev/null || PIN=""
 for rep in 1 2 3; do
-  for mode in default only; do
+  for cfg in only:python default:python default:all; do
+    mode=${cfg%%:*} hs=${cfg##*:}
     r=$(env GPULEDGER_PYTHON=$([ $mode = only ] && echo only || echo 1) "$GL" run -q --torch blocks -o "$W/ab.db" -- \
-      $PIN $PY "$S/torch_alloc_ab.py" both --rounds 9 2>"$W/ab.err" | tail -1)
+      $PIN $PY "$S/torch_alloc_ab.py" both --rounds 15 --stacks "$hs" 2>"$W/ab.err" | tail -1)
     rm -f "$W/ab.db"
-    echo "alloc-ab $mode $rep $r" | cut -c1-400
-    echo "$r" >>"$W/ab-$mode.jsonl"
+    echo "alloc-ab $mode/$hs $rep $r" | cut -c1-400
+    echo "$r" >>"$W/ab-$mode-$hs.jsonl"
   done
 done
-for mode in default only; do
-  $PY - "$W/ab-$mode.jsonl" "$mode" >"$W/cost-$mode.chk" <<'PYEOF'
+for cfg in only:python default:python default:all; do
+  mode=${cfg%%:*} hs=${cfg##*:}
+  $PY - "$W/ab-$mode-$hs.jsonl" "$mode" "$hs" >"$W/cost-$mode-$hs.chk" <<'PYEOF'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 if not rows:
@@ -149,13 +158,13 @@ if not rows:
 gl = statistics.median(r["gpuledger_added_ns"] for r in rows)
 hi = statistics.median(r["history_added_ns"] for r in rows)
 ok = gl * 3 <= hi
-print("%s  cost --python %s: gpuledger +%.0f ns per pair vs _record_memory_history(stacks=python) +%.0f ns "
-      "(%.1fx less; median of %d processes: %s / %s)" % ("PASS" if ok else "FAIL", sys.argv[2], gl, hi,
-      hi / gl if gl > 0 else 0, len(rows), [round(r["gpuledger_added_ns"]) for r in rows],
-      [round(r["history_added_ns"]) for r in rows]))
+print("%s  cost GPULEDGER_PYTHON=%s: gpuledger +%.0f ns per pair vs _record_memory_history(stacks=%s) +%.0f ns "
+      "(%.1fx less; median of %d processes, each the median of its paired rounds: %s / %s)"
+      % ("PASS" if ok else "FAIL", sys.argv[2], gl, sys.argv[3], hi, hi / gl if gl > 0 else 0, len(rows),
+         [round(r["gpuledger_added_ns"]) for r in rows], [round(r["history_added_ns"]) for r in rows]))
 PYEOF
-  cat "$W/cost-$mode.chk"
-  count "$W/cost-$mode.chk"
+  cat "$W/cost-$mode-$hs.chk"
+  count "$W/cost-$mode-$hs.chk"
 done
 echo "-- GPT step A/B (recording on/off at alternate steps)"
 for rep in 1 2 3; do

@@ -16,12 +16,23 @@ drift between processes does not swamp the effect.
                                         attached, paused)
 
 Alternates off/on rounds of --pairs pairs (--rounds of each) and prints one
-JSON line: the median ns per pair off and on, and the difference.
+JSON line: the median ns per pair off and on, and the difference. In `both`,
+each cycle is off, gpuledger, off, history: the cost of a round is its time
+minus the mean of the off rounds on either side of it, and the figures are
+the medians of those paired differences (a machine whose speed drifts
+between two levels for seconds at a time, as the GPU machine's vCPUs do,
+moves a round and its neighbours together).
+
+--pin-main (default on when the process may use several CPUs): the loop's
+thread runs on the first of them only, so the recorder's writer thread and
+the CUDA driver's threads get the others instead of taking turns with it.
 """
 import argparse
 import ctypes
 import json
+import os
 import statistics
+import threading
 import time
 
 import torch
@@ -31,8 +42,13 @@ ap.add_argument("what", choices=["history", "gpuledger", "both"])
 ap.add_argument("--pairs", type=int, default=20000)
 ap.add_argument("--rounds", type=int, default=9)
 ap.add_argument("--stacks", default="python", choices=["python", "all"], help="history: stacks= (all: Python and C++)")
+ap.add_argument("--no-pin-main", dest="pin_main", action="store_false",
+                help="leave the loop's thread on every CPU the process may use")
 args = ap.parse_args()
 dev = torch.device("cuda")
+cpus = sorted(os.sched_getaffinity(0))
+if args.pin_main and len(cpus) > 1:
+    os.sched_setaffinity(threading.get_native_id(), {cpus[0]})  # this thread only
 
 
 def history(on):
@@ -68,16 +84,29 @@ if args.what == "both":
         state(which)
         round_ns()
     rounds = {"off": [], "gpuledger": [], "history": []}
+    seq = []  # (state, ns) in the order run
     for _ in range(args.rounds):
         for which in ("off", "gpuledger", "off", "history"):
             state(which)
-            rounds[which].append(round_ns())
+            ns = round_ns()
+            rounds[which].append(ns)
+            seq.append((which, ns))
+    state("off")
+    seq.append(("off", round_ns()))  # the right-hand neighbour of the last history round
     state("gpuledger")
+    # each measured round minus the mean of the off rounds beside it
+    paired = {"gpuledger": [], "history": []}
+    for i in range(1, len(seq) - 1):
+        if seq[i][0] != "off":
+            paired[seq[i][0]].append(seq[i][1] - (seq[i - 1][1] + seq[i + 1][1]) / 2)
+    gl, hist = statistics.median(paired["gpuledger"]), statistics.median(paired["history"])
     med = {k: statistics.median(v) for k, v in rounds.items()}
-    gl, hist = med["gpuledger"] - med["off"], med["history"] - med["off"]
     print(json.dumps({"what": "both", "stacks": args.stacks, "backend": torch.cuda.memory.get_allocator_backend(),
+                      "cpus": cpus, "pin_main": bool(args.pin_main and len(cpus) > 1),
                       "off_ns": med["off"], "gpuledger_added_ns": gl, "history_added_ns": hist,
                       "ratio": hist / gl if gl > 0 else None,
+                      "median_rounds_added_ns": {"gpuledger": med["gpuledger"] - med["off"],
+                                                 "history": med["history"] - med["off"]},
                       "rounds": {k: [round(x) for x in v] for k, v in rounds.items()}}))
     raise SystemExit(0)
 
