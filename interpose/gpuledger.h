@@ -35,6 +35,12 @@ void gpuledger_range_pop(void);
 int gpuledger_set_recording(int on);
 /* 1 while the library records (loaded, started, not paused), else 0. */
 int gpuledger_recording(void);
+/* For the gpuledger Python package: the calls above as CPython builtin
+ * functions (mark, step, range_push, range_pop, set_recording, recording;
+ * ~30 ns a call where ctypes takes 0.1-0.2 us): a PyMethodDef table, its
+ * last entry's name NULL, for PyCFunction_NewEx. NULL if the process's
+ * CPython functions are not found (the package then uses ctypes). */
+const void *gpuledger_python_methods(void);
 
 /* Identity tags: the n tensors at addrs (of sizes bytes) are of this
  * category. A tag names the allocation (PyTorch block, or CUDA allocation)

@@ -24,6 +24,7 @@
 static _Atomic uint64_t next_pool[GL_MAX_DEVICES], next_device[GL_MAX_DEVICES];
 /* per device: a stream-ordered call was seen; the last explicit pool used */
 static _Atomic unsigned char pool_seen[GL_MAX_DEVICES];
+static _Atomic int any_pool_seen; /* some pool_seen[] is set: a mark has pools to sample */
 static _Atomic uint64_t last_pool[GL_MAX_DEVICES];
 
 typedef CUresult (*get_pool_fn)(CUmemoryPool *, CUdevice);
@@ -87,8 +88,10 @@ void gl_sample_after(int stream_ordered, int device, uint64_t pool, uint64_t now
         atomic_store_explicit(&device_span, device_period, memory_order_relaxed);
     }
     if (stream_ordered) {
-        if (!atomic_load_explicit(&pool_seen[device], memory_order_relaxed))
+        if (!atomic_load_explicit(&pool_seen[device], memory_order_relaxed)) {
             atomic_store(&pool_seen[device], 1);
+            atomic_store(&any_pool_seen, 1);
+        }
         if (pool && atomic_load_explicit(&last_pool[device], memory_order_relaxed) != pool)
             atomic_store(&last_pool[device], pool);
     }
@@ -109,7 +112,8 @@ void gl_sample_after(int stream_ordered, int device, uint64_t pool, uint64_t now
 
 void gl_sample_pools_at_mark(void)
 {
-    if (atomic_load(&gl_st.phase) != GL_PHASE_RECORDING || atomic_load(&gl_st.paused) || !gl_own_call_begin())
+    if (!atomic_load_explicit(&any_pool_seen, memory_order_relaxed) ||
+        atomic_load(&gl_st.phase) != GL_PHASE_RECORDING || atomic_load(&gl_st.paused) || !gl_own_call_begin())
         return;
     uint64_t now = gl_stamp();
     for (int d = 0; d < GL_MAX_DEVICES; d++) {

@@ -255,9 +255,12 @@ void gl_usage_at_mark(void)
     int any = 0;
     for (int d = 0; d < GL_MAX_DEVICES && !any; d++)
         any = atomic_load_explicit(&gl_usage_state[d], memory_order_relaxed) & GL_USAGE_SEEN;
-    int dev = any ? -1 : current_device();
-    if (dev >= 0 && dev < GL_MAX_DEVICES)
+    if (!any) {
+        int dev = current_device();
+        if (dev < 0 || dev >= GL_MAX_DEVICES)
+            return; /* no device: nothing to sample */
         atomic_fetch_or_explicit(&gl_usage_state[dev], GL_USAGE_SEEN, memory_order_relaxed);
+    }
     sample_all();
 }
 

@@ -1,4 +1,4 @@
-"""_lib.py — libgpuledger.so's functions through ctypes.
+"""_lib.py — libgpuledger.so's functions (through ctypes, the annotations as builtins).
 
 Under `gpuledger run` the library is preloaded, so its functions are in the
 process's global symbol scope: they are looked up there (nothing is
@@ -6,6 +6,8 @@ loaded). Outside gpuledger every name below is None and every caller in this
 package is a no-op.
 """
 import ctypes
+import itertools
+import sys
 
 _u64p = ctypes.POINTER(ctypes.c_uint64)
 
@@ -28,22 +30,64 @@ def bind(name, restype, argtypes):
     return _bind(_scope, name, restype, argtypes)
 
 
-# The annotations (annotate.py): no argtypes, ctypes converts a bytes or
-# int argument by itself (0.1 us less per call than with argtypes); every
-# caller hands them bytes (label below) or an int.
-mark = _bind(_scope, "gpuledger_mark", None, None)
-range_push = _bind(_scope, "gpuledger_range_push", None, None)
-range_pop = _bind(_scope, "gpuledger_range_pop", None, None)
-set_recording = _bind(_scope, "gpuledger_set_recording", ctypes.c_int, None)
-recording = _bind(_scope, "gpuledger_recording", ctypes.c_int, None)
+# The annotations (annotate.py), taken as CPython builtins the library makes
+# (annotate_py.c: ~30 ns a call, where a ctypes call costs 0.1-0.2 us); they
+# take a label as str, bytes or anything str() takes. Where the library
+# cannot make them (a Python whose functions it does not find), or with
+# `python3 -X gpuledger_ctypes`, through ctypes: without argtypes (an int
+# argument through argtypes costs ~80 ns more), every caller handing them
+# bytes (label below) or an int.
+class _MethodDef(ctypes.Structure):  # PyMethodDef (stable ABI)
+    _fields_ = [("name", ctypes.c_char_p), ("meth", ctypes.c_void_p), ("flags", ctypes.c_int),
+                ("doc", ctypes.c_char_p)]
 
 
-def label(text):
-    """What mark / range_push take: bytes as they are, anything else as
+def _builtins():
+    """{name: builtin function} from gpuledger_python_methods(), or {}."""
+    get = getattr(_scope, "gpuledger_python_methods", None)
+    if get is None or "gpuledger_ctypes" in getattr(sys, "_xoptions", {}):
+        return {}
+    try:
+        get.restype, get.argtypes = ctypes.c_void_p, []
+        table = get()
+        if not table:
+            return {}
+        new = ctypes.pythonapi.PyCFunction_NewEx
+        new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+        defs, out = ctypes.cast(table, ctypes.POINTER(_MethodDef)), {}
+        for i in itertools.count():
+            if not defs[i].name:
+                return out
+            out[defs[i].name.decode()] = new(table + i * ctypes.sizeof(_MethodDef), None, None)
+    except Exception:  # noqa: BLE001 - never break the job: the ctypes path instead
+        return {}
+
+
+_fast = _builtins()
+mark = _fast.get("mark") or _bind(_scope, "gpuledger_mark", None, None)
+range_push = _fast.get("range_push") or _bind(_scope, "gpuledger_range_push", None, None)
+range_pop = _fast.get("range_pop") or _bind(_scope, "gpuledger_range_pop", None, None)
+set_recording = _fast.get("set_recording") or _bind(_scope, "gpuledger_set_recording", ctypes.c_int, None)
+recording = _fast.get("recording") or _bind(_scope, "gpuledger_recording", ctypes.c_int, None)
+step = _fast.get("step")  # "step N" counted by the library (None: annotate.py counts)
+builtins = len(_fast) == 6  # the annotations are builtins
+
+
+def _bytes(text):
+    """What the ctypes functions take: bytes as they are, anything else as
     str(text) in UTF-8."""
     if text.__class__ is bytes:
         return text
     return (text if text.__class__ is str else str(text)).encode("utf-8", "replace")
+
+
+def _as_is(text):
+    """What the builtins take: str and bytes as they are, anything else as
+    str(text)."""
+    return text if text.__class__ is str or text.__class__ is bytes else str(text)
+
+
+label = _as_is if builtins else _bytes
 
 
 tag = _bind(_scope, "gpuledger_tag", None, [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t])

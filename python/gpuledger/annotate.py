@@ -3,8 +3,8 @@
 Each is a cheap no-op when the process is not under gpuledger, so the calls
 can stay in production code. Under gpuledger each costs well under 1 us
 (docs/performance.md): no object is made per call where one can be reused
-(a range is made once per label), and the library's functions take the
-label as it is given (_lib.py).
+(a range is made once per label), and the library's functions are CPython
+builtins that take the label as it is given (_lib.py).
 """
 import functools
 import itertools
@@ -12,6 +12,7 @@ import itertools
 from . import _lib
 
 _mark, _push, _pop, _set, _recording = _lib.mark, _lib.range_push, _lib.range_pop, _lib.set_recording, _lib.recording
+_step = _lib.step
 _label = _lib.label  # what the library's functions take: str and bytes as they are, else str(label)
 
 
@@ -21,6 +22,10 @@ def mark(label):
         _mark(_label(label))
 
 
+if _lib.builtins:  # the library's builtin takes any label itself: no Python frame per mark
+    mark = _mark  # noqa: F811
+
+
 _steps = itertools.count()
 
 
@@ -28,8 +33,13 @@ def step(label=None):
     """The end of a step (`gpuledger leaks --steps` cuts the run there): a
     mark labelled "step N". For loops without an optimizer (serving); with
     one, steps come from it ("optimizer step N")."""
-    if _mark is not None:
-        _mark(b"step %d" % next(_steps) if label is None else _label(label))
+    if label is not None:
+        if _mark is not None:
+            _mark(_label(label))
+    elif _step is not None:
+        _step()
+    elif _mark is not None:
+        _mark(b"step %d" % next(_steps))
 
 
 class _Range:

@@ -3,7 +3,9 @@ as a block and as a decorator, paused, recording) around cudaMalloc calls
 made through the (fake) runtime loaded with ctypes; each allocation's size
 says where it was made (tests/integration/test_record.c reads them back).
 Prints what the package answered, one line each.
-usage: python3 py_annotate.py /path/to/libcudart.so.13"""
+usage: python3 [-X gpuledger_ctypes] py_annotate.py /path/to/libcudart.so.13
+(-X gpuledger_ctypes: the package calls the library through ctypes rather
+than through the builtins the library makes)"""
 import ctypes
 import sys
 import threading
@@ -19,7 +21,7 @@ def alloc(size):
     return p
 
 
-print("recording:", gpuledger.recording())
+print("builtins: %s, recording: %s" % (gpuledger._lib.builtins, gpuledger.recording()))
 gpuledger.mark("before")
 gpuledger.step()
 gpuledger.step()
