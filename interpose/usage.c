@@ -59,6 +59,7 @@ static _Atomic int handle_state[GL_MAX_DEVICES]; /* 0 not looked up, 1 found, 2 
 
 _Atomic unsigned char gl_usage_state[GL_MAX_DEVICES]; /* GL_USAGE_SEEN | GL_USAGE_WANTED */
 static _Atomic uint64_t next_allowed[GL_MAX_DEVICES];
+static _Atomic uint64_t next_at_mark[GL_MAX_DEVICES]; /* a mark's next sample, at the earliest */
 
 static void *nvml_sym(void *h, const char *name)
 {
@@ -261,7 +262,26 @@ void gl_usage_at_mark(void)
             return; /* no device: nothing to sample */
         atomic_fetch_or_explicit(&gl_usage_state[dev], GL_USAGE_SEEN, memory_order_relaxed);
     }
-    sample_all();
+    /* at most every SAMPLE_PERIOD_NS per device: the figure is a driver or
+     * NVML query of microseconds (cuMemGetInfo ~5 us), a mark may take 1 us */
+    static _Atomic uint64_t span;
+    uint64_t period = atomic_load_explicit(&span, memory_order_relaxed);
+    if (!period) {
+        period = gl_stamp_span(SAMPLE_PERIOD_NS);
+        atomic_store_explicit(&span, period, memory_order_relaxed);
+    }
+    int saved = errno;
+    uint64_t now = gl_stamp();
+    for (int d = 0; d < GL_MAX_DEVICES; d++) {
+        if (!(atomic_load_explicit(&gl_usage_state[d], memory_order_relaxed) & GL_USAGE_SEEN))
+            continue;
+        uint64_t next = atomic_load_explicit(&next_at_mark[d], memory_order_relaxed);
+        if (now < next || !atomic_compare_exchange_strong(&next_at_mark[d], &next, now + period))
+            continue;
+        if (sample(d, now) == DEFERRED) /* a stream captures: the next mark samples */
+            atomic_store_explicit(&next_at_mark[d], 0, memory_order_relaxed);
+    }
+    errno = saved;
 }
 
 void gl_usage_at_exit(void)

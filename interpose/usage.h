@@ -3,8 +3,8 @@
  * images, local memory, library internals) must add up to it. Taken in an
  * application thread, so that it falls in the event order where it was
  * read: whenever the writer sees the device's ledger pass its high-water
- * mark by 2 MiB or more (at most every 10 ms per device), at every
- * gpuledger_mark, and at exit. */
+ * mark by 2 MiB or more (at most every 10 ms per device), at a
+ * gpuledger_mark (at most every 10 ms per device), and at exit. */
 #ifndef GL_USAGE_H
 #define GL_USAGE_H
 
@@ -37,8 +37,8 @@ static inline void gl_usage_after_call(int device, uint64_t stamp)
         gl_usage_after_call_slow(device, stamp);
 }
 /* At a gpuledger_mark (a step's end: what is outside the ledger, step by
- * step) and at exit (before atexit handlers tear CUDA down): a sample of
- * every device a recorded call was made on. */
+ * step; at most every 10 ms per device) and at exit (before atexit handlers
+ * tear CUDA down): a sample of every device a recorded call was made on. */
 void gl_usage_at_mark(void);
 void gl_usage_at_exit(void);
 

@@ -269,7 +269,8 @@ static void test_remainder(void **state)
         sqlite3 *db = h_open(out);
         assert_string_equal(h_text(db, "SELECT group_concat(source) FROM (SELECT DISTINCT source FROM usage_samples)"),
                             cases[i].source);
-        /* at each mark, and the last (at exit) */
+        /* at each mark (11 ms apart: a mark samples a device at most every
+         * 10 ms), and the last (at exit) */
         assert_string_equal(
             h_text(db, "SELECT group_concat(coalesce(substr(a.label, 1), 'end') || ':' || (u.used >> 20) || ':' || "
                        "(u.ledger >> 20), ' ') FROM usage_samples u LEFT JOIN annotations a ON a.seq = u.seq WHERE "
@@ -315,6 +316,27 @@ static void test_remainder_high_water(void **state)
                                   "nvidia-smi shows it)"));
 }
 
+/* A mark samples each device at most every 10 ms, its figure and its
+ * pools (tests/progs/remainder.c marks: a cudaMallocAsync, marks m1 m2 m3,
+ * 11 ms, m4): figures at m1, m4 and exit; pool samples after the
+ * allocation, at m1 and at m4. */
+static void test_marks_sample_at_most_every_10ms(void **state)
+{
+    (void)state;
+    static struct run_result r;
+    h_run(&r, ENV(nvml_env), ARGV(GL, "run", "-q", "-o", "mk.db", PROG("remainder"), "marks"));
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "remainder marks: ok\n");
+    sqlite3 *db = h_open("mk.db");
+    assert_string_equal(h_text(db, "SELECT group_concat(coalesce(a.label, 'end') || ':' || (u.ledger >> 10), ' ') FROM "
+                                   "(SELECT * FROM usage_samples ORDER BY ts_ns) u LEFT JOIN annotations a ON "
+                                   "a.seq = u.seq"),
+                        "m1:1024 m4:1024 end:0");
+    assert_string_equal(h_text(db, "SELECT count(*) || ':' || group_concat(used >> 10) FROM pool_samples"),
+                        "3:1024,1024,1024");
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -324,6 +346,7 @@ int main(void)
         cmocka_unit_test_teardown(test_capture, teardown),
         cmocka_unit_test_teardown(test_remainder, teardown),
         cmocka_unit_test_teardown(test_remainder_high_water, teardown),
+        cmocka_unit_test_teardown(test_marks_sample_at_most_every_10ms, teardown),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

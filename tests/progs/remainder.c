@@ -2,9 +2,12 @@
  * driver makes exact: its context (300 MiB, at the first call) and the
  * local memory its first kernel launch reserves (64 MiB). gpuledger_mark
  * (looked up at run time) makes gpuledger take the process's own figure:
- *   cudaMalloc 4 MiB, mark "start"       outside the ledger: the context
- *   a kernel launch, mark "launched"     + the local memory
+ *   cudaMalloc 4 MiB, mark "start"            outside the ledger: the context
+ *   a kernel launch, 11 ms, mark "launched"   + the local memory
  *   cudaMalloc 8 MiB (never freed), exit
+ * `remainder marks`: a mark samples a device at most every 10 ms (its
+ * figure and its pools): cudaMallocAsync 1 MiB, marks m1 m2 m3, 11 ms,
+ * mark m4, exit: samples at m1 and m4 only.
  * `remainder highwater`: the samples the writer asks for as the ledger
  * grows, without marks. Each call is followed by gpuledger_checkpoint (the
  * writer has seen it and asked for a sample, or not) and 11 ms (past the
@@ -54,10 +57,32 @@ static int highwater(void)
     return bad;
 }
 
+static int marks(void)
+{
+    void (*mark)(const char *) = (void (*)(const char *))dlsym(RTLD_DEFAULT, "gpuledger_mark");
+    void *p = NULL;
+    int bad = cudaMallocAsync(&p, 1 << 20, 0) != cudaSuccess;
+    const char *labels[] = {"m1", "m2", "m3", "m4"};
+    for (int i = 0; i < 4; i++) {
+        if (i == 3) {
+            struct timespec d = {0, 11000000L};
+            nanosleep(&d, NULL);
+        }
+        if (mark)
+            mark(labels[i]);
+    }
+    bad |= cudaFreeAsync(p, 0) != cudaSuccess;
+    bad |= cudaStreamSynchronize(0) != cudaSuccess;
+    printf("remainder marks: %s\n", bad ? "failed" : "ok");
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "highwater"))
         return highwater();
+    if (argc > 1 && !strcmp(argv[1], "marks"))
+        return marks();
     void (*mark)(const char *) = (void (*)(const char *))dlsym(RTLD_DEFAULT, "gpuledger_mark");
     void *a = NULL, *b = NULL;
     int bad = cudaMalloc(&a, 4 << 20) != cudaSuccess;
@@ -65,6 +90,9 @@ int main(int argc, char **argv)
         mark("start");
     dim3 one = {1, 1, 1};
     bad |= cudaLaunchKernel((const void *)main, one, one, NULL, 0, 0) != cudaSuccess;
+    /* a mark samples a device at most every 10 ms */
+    struct timespec d = {0, 11000000L};
+    nanosleep(&d, NULL);
     if (mark)
         mark("launched");
     bad |= cudaMalloc(&b, 8 << 20) != cudaSuccess;
