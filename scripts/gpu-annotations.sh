@@ -33,7 +33,9 @@ SECONDS=0
   done
   if [ "$SECONDS" -lt 20 ] && timeout 10 "$PY" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
     echo
-    timeout $((38 - SECONDS)) "$GL" run -q -o "$W/cuda.db" -- "$PY" "${BENCH[@]}" --cuda ||
+    # --torch segments: no allocator shim to build first (tens of seconds
+    # on a machine without it cached); a mark's samples are the same
+    timeout $((38 - SECONDS)) "$GL" run -q --torch segments -o "$W/cuda.db" -- "$PY" "${BENCH[@]}" --cuda ||
       echo "(run with CUDA in use: exit $?)"
   fi
   echo
