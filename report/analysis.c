@@ -147,7 +147,9 @@ static void layer_rows(struct grouper *gr, uint64_t allocator)
 /* A block freed (its tensor let go of it) but not yet reusable at seq. */
 static int pending_at(const struct gl_alloc *a, int64_t seq)
 {
-    return a->kind == GL_KIND_BLOCK && a->free_seq && a->free_seq <= seq && a->done_seq > seq;
+    /* freed, not reusable yet: completed later, or never (e.g. a
+     * record_stream's stream still busy when the recording ended) */
+    return a->kind == GL_KIND_BLOCK && a->free_seq && a->free_seq <= seq && (!a->done_seq || a->done_seq > seq);
 }
 
 int gl_ledger_at(struct gl_run *r, int device, int64_t seq, struct gl_groups *out)

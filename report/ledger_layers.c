@@ -3,10 +3,11 @@
 
 #include <stdlib.h>
 
-/* A block freed but reusable only later (gl_ledger_at's pending). */
+/* A block freed but reusable only later, or never within the recording
+ * (gl_ledger_at's pending). */
 static int pending_after_free(const struct gl_alloc *a)
 {
-    return a->kind == GL_KIND_BLOCK && a->free_seq && a->done_seq > a->free_seq;
+    return a->kind == GL_KIND_BLOCK && a->free_seq && (!a->done_seq || a->done_seq > a->free_seq);
 }
 
 static int cmp_done(const void *a, const void *b)
@@ -26,7 +27,7 @@ int gl_layers_done_list(const struct gl_run *r, struct gl_layers_done **out, siz
         return -1;
     size_t k = 0;
     for (size_t i = 0; i < r->nallocs; i++)
-        if (pending_after_free(&r->allocs[i]))
+        if (pending_after_free(&r->allocs[i]) && r->allocs[i].done_seq) /* never: nothing to apply */
             v[k++] = (struct gl_layers_done){r->allocs[i].done_seq, (uint32_t)i};
     qsort(v, k, sizeof *v, cmp_done);
     *out = v;

@@ -337,6 +337,28 @@ static void test_report_train(void **state)
                      reserved));
 }
 
+/* A free requested but never completed within the recording (its stream
+ * still busy at exit): pending from its request to the end, not cached
+ * free. */
+static void test_pending_at_end(void **state)
+{
+    (void)state;
+    struct run_result r;
+    sqlite3 *db = run_torchalloc("pending", NULL, &r);
+    same_stats(db, r.out);
+    char at[32];
+    snprintf(at, sizeof at, "#%lld", (long long)h_int(db, "SELECT max(seq) FROM events"));
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events WHERE op = 'free_requested'"), 1);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events WHERE op = 'free_completed'"), 0);
+    sqlite3_close(db);
+    char path[600];
+    snprintf(path, sizeof path, "%s/pending.db", h_dir());
+    report_says(path, ARGV("report", "--at", at, "--format", "json"),
+                ARGV("\"layers\":{\"tensors\":512,\"tensors_requested\":100,\"tensor_count\":1,"
+                     "\"cached_free\":2095616,\"pending\":1024,\"segments\":1,\"outside_allocator\":0,"
+                     "\"total\":2097152}"));
+}
+
 static void test_report_verdicts(void **state)
 {
     (void)state;
@@ -545,6 +567,7 @@ int main(void)
         cmocka_unit_test_teardown(test_demand_oom, teardown),
         cmocka_unit_test_teardown(test_report_train, teardown),
         cmocka_unit_test_teardown(test_report_verdicts, teardown),
+        cmocka_unit_test_teardown(test_pending_at_end, teardown),
         cmocka_unit_test_teardown(test_blocks_during_capture, teardown),
         cmocka_unit_test_teardown(test_python_job, teardown),
     };

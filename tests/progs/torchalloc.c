@@ -6,6 +6,7 @@
  *   torchalloc basic       small and large blocks, splits and merges, a free
  *                          delayed by record_stream completed on another
  *                          thread, identity tags, empty_cache
+ *   torchalloc pending     a free delayed by record_stream, never completed
  *   torchalloc late        blocks made before gpuledger attaches (snapshot)
  *   torchalloc expandable  expandable segments: pages mapped, then unmapped
  *   torchalloc frag        an OOM with 33 MiB cached free in 9 holes, the
@@ -93,6 +94,18 @@ static void basic(void)
     give(4);
     give(3); /* merges: the 20 MiB segment is free again */
     fa_empty_cache(); /* gives it back */
+}
+
+/* a free whose stream is still busy when the program ends: requested,
+ * never completed within the recording */
+static void pending(void)
+{
+    fa_init(0, 0);
+    fa_register();
+    take(100);  /* 0: 512 in a new 2 MiB segment */
+    take(1000); /* 1: 1024 */
+    fa_record_stream(live[1]);
+    give(1);
 }
 
 static void late(void)
@@ -225,6 +238,8 @@ int main(int argc, char **argv)
         basic();
     else if (!strcmp(what, "late"))
         late();
+    else if (!strcmp(what, "pending"))
+        pending();
     else if (!strcmp(what, "expandable"))
         expandable();
     else if (!strcmp(what, "frag"))
