@@ -127,10 +127,10 @@ fi
 
 if [ "$PART" = all ] || [ "$PART" = cost ]; then
 echo "== cost, in-process (ns per alloc+free pair; off = tracker attached, recording paused)"
-# Each process pinned to two CPUs (CPUS=a,b, default 2,3), its loop's thread
-# to the first (torch_alloc_ab.py --pin-main), so that gpuledger's writer
-# and the driver's threads have the other: unpinned, the rounds of one
-# process swung between 2.1 and 4.1 us as it moved (H200, 2026-12-03).
+# Each process pinned to two CPUs (CPUS=a,b, default 2,3: the loop and
+# gpuledger's writer): unpinned, the rounds of one process swung between
+# 2.1 and 4.1 us as it moved (H200, 2026-12-03); the loop's thread pinned
+# to one of the two (--pin-main) made gpuledger's rounds cost twice as much.
 # Like for like: gpuledger's Python frames only (GPULEDGER_PYTHON=only) vs
 # PyTorch's recorder with Python frames (stacks="python"), and gpuledger's
 # default (Python and native frames) vs stacks="python" and vs stacks="all"

@@ -23,9 +23,12 @@ the medians of those paired differences (a machine whose speed drifts
 between two levels for seconds at a time, as the GPU machine's vCPUs do,
 moves a round and its neighbours together).
 
---pin-main (default on when the process may use several CPUs): the loop's
-thread runs on the first of them only, so the recorder's writer thread and
-the CUDA driver's threads get the others instead of taking turns with it.
+--pin-main: the loop's thread runs on the first CPU the process may use
+only (the H200 VM: the recorder's writer then lands on that CPU too at
+times, and gpuledger's rounds cost twice as much; off by default).
+`writer_cpu_ns_per_pair`: the CPU time gpuledger's writer thread spent per
+pair during its rounds (from /proc): above the loop's own time per pair,
+the writer sets the pace.
 """
 import argparse
 import ctypes
@@ -42,8 +45,8 @@ ap.add_argument("what", choices=["history", "gpuledger", "both"])
 ap.add_argument("--pairs", type=int, default=20000)
 ap.add_argument("--rounds", type=int, default=9)
 ap.add_argument("--stacks", default="python", choices=["python", "all"], help="history: stacks= (all: Python and C++)")
-ap.add_argument("--no-pin-main", dest="pin_main", action="store_false",
-                help="leave the loop's thread on every CPU the process may use")
+ap.add_argument("--pin-main", action="store_true",
+                help="keep the loop's thread on the first CPU the process may use")
 args = ap.parse_args()
 dev = torch.device("cuda")
 cpus = sorted(os.sched_getaffinity(0))
@@ -67,6 +70,20 @@ else:
 
 
 
+def writer_cpu_ns():
+    """CPU time of gpuledger's writer thread so far (ns; 0 if none)."""
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open("/proc/self/task/%s/comm" % tid) as f:
+                if not f.read().startswith("gpuledger-wr"):
+                    continue
+            with open("/proc/self/task/%s/schedstat" % tid) as f:
+                return int(f.read().split()[0])
+        except OSError:
+            continue
+    return 0
+
+
 def round_ns():
     t0 = time.perf_counter_ns()
     for _ in range(args.pairs):
@@ -85,12 +102,15 @@ if args.what == "both":
         round_ns()
     rounds = {"off": [], "gpuledger": [], "history": []}
     seq = []  # (state, ns) in the order run
+    writer = []  # the writer's CPU ns per pair of each cycle's gpuledger round
     for _ in range(args.rounds):
+        w0 = writer_cpu_ns()
         for which in ("off", "gpuledger", "off", "history"):
             state(which)
             ns = round_ns()
             rounds[which].append(ns)
             seq.append((which, ns))
+        writer.append((writer_cpu_ns() - w0) / args.pairs)  # only the gpuledger round has events
     state("off")
     seq.append(("off", round_ns()))  # the right-hand neighbour of the last history round
     state("gpuledger")
@@ -105,6 +125,7 @@ if args.what == "both":
                       "cpus": cpus, "pin_main": bool(args.pin_main and len(cpus) > 1),
                       "off_ns": med["off"], "gpuledger_added_ns": gl, "history_added_ns": hist,
                       "ratio": hist / gl if gl > 0 else None,
+                      "writer_cpu_ns_per_pair": statistics.median(writer) if writer else None,
                       "median_rounds_added_ns": {"gpuledger": med["gpuledger"] - med["off"],
                                                  "history": med["history"] - med["off"]},
                       "rounds": {k: [round(x) for x in v] for k, v in rounds.items()}}))
