@@ -42,6 +42,8 @@ const struct gl_config_var gl_config_vars[] = {
     UINT("QUEUE_SLOTS", queue_slots, 16384, 64, 1UL << 24, "events the ring holds"),
     UINT("FULL_WAIT_MS", full_wait_ms, 500, 0, 60000, "how long a thread waits for room in a full ring"),
     UINT("COMMIT_MS", commit_ms, 50, 1, 100, "the longest time between commits"),
+    UINT("MARK_SAMPLE_MS", mark_sample_ms, 10, 0, 60000,
+         "the shortest time between two samples of a device at marks (0: at every mark)"),
     BOOL("SYMBOLIZE", symbolize, 1, "0: addresses and modules only, no function names"),
     BOOL("DISABLE", disable, 0, "1: load but record nothing"),
     ENUM("CUPTI", cupti, GL_CUPTI_AUTO, "auto", cupti_words, "auto/0/1/yes/no/on/off",

@@ -24,6 +24,7 @@ struct gl_config {
     unsigned queue_slots;  /* GPULEDGER_QUEUE_SLOTS: ring size */
     unsigned full_wait_ms; /* GPULEDGER_FULL_WAIT_MS: producer wait on a full ring */
     unsigned commit_ms;    /* GPULEDGER_COMMIT_MS: longest time between commits */
+    unsigned mark_sample_ms; /* GPULEDGER_MARK_SAMPLE_MS: shortest time between a device's samples at marks */
     int symbolize;         /* GPULEDGER_SYMBOLIZE */
     int quiet;             /* GPULEDGER_QUIET: no informational lines */
     int cupti;             /* GPULEDGER_CUPTI: GL_CUPTI_* */

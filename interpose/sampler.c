@@ -3,9 +3,9 @@
  * stream-ordered pool the call used (cuMemPoolGetAttribute, ~0.2 µs), and
  * at most every 100 ms the device's free/total memory (cuMemGetInfo,
  * ~5 µs); at a gpuledger_mark, the pools of each device a stream-ordered
- * call was made on (at most every 10 ms per device: a driver query per
- * pool per mark would cost marks made faster than that more than the
- * 1 us they may take). Stored in pool_samples /
+ * call was made on (at most every GPULEDGER_MARK_SAMPLE_MS, 10 ms, per
+ * device: a driver query per pool per mark would cost marks made faster
+ * than that more than the 1 us they may take). Stored in pool_samples /
  * device_samples; they give `holes` the true reservation where address
  * ranges only give a lower bound, and the remainder its pools' share.
  * Driver calls, so that a static runtime gets samples too; none while a
@@ -24,8 +24,8 @@
 #define DEVICE_PERIOD_NS 100000000ULL
 
 static _Atomic uint64_t next_pool[GL_MAX_DEVICES], next_device[GL_MAX_DEVICES];
-/* at marks: a device's pools at most every POOL_PERIOD_NS (a mark sooner
- * after the last one sampled takes none) */
+/* at marks: a device's pools at most every GPULEDGER_MARK_SAMPLE_MS (a mark
+ * sooner after the last one sampled takes none) */
 static _Atomic uint64_t next_mark_pool[GL_MAX_DEVICES];
 /* per device: a stream-ordered call was seen; the last explicit pool used */
 static _Atomic unsigned char pool_seen[GL_MAX_DEVICES];
@@ -120,13 +120,7 @@ void gl_sample_pools_at_mark(void)
     if (!atomic_load_explicit(&any_pool_seen, memory_order_relaxed) ||
         atomic_load(&gl_st.phase) != GL_PHASE_RECORDING || atomic_load(&gl_st.paused) || !gl_own_call_begin())
         return;
-    uint64_t now = gl_stamp();
-    static _Atomic uint64_t span;
-    uint64_t period = atomic_load_explicit(&span, memory_order_relaxed);
-    if (!period) {
-        period = gl_stamp_span(POOL_PERIOD_NS);
-        atomic_store_explicit(&span, period, memory_order_relaxed);
-    }
+    uint64_t now = gl_stamp(), period = gl_mark_sample_span();
     for (int d = 0; d < GL_MAX_DEVICES; d++) {
         if (!atomic_load_explicit(&pool_seen[d], memory_order_relaxed) || !due(&next_mark_pool[d], now, period))
             continue;

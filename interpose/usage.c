@@ -248,6 +248,18 @@ static void sample_all(void)
     errno = saved;
 }
 
+uint64_t gl_mark_sample_span(void)
+{
+    static _Atomic uint64_t span;
+    static _Atomic int known;
+    if (atomic_load_explicit(&known, memory_order_acquire))
+        return atomic_load_explicit(&span, memory_order_relaxed);
+    uint64_t s = gl_stamp_span((uint64_t)gl_st.cfg.mark_sample_ms * 1000000ULL);
+    atomic_store_explicit(&span, s, memory_order_relaxed);
+    atomic_store_explicit(&known, 1, memory_order_release);
+    return s;
+}
+
 void gl_usage_at_mark(void)
 {
     if (atomic_load(&gl_st.phase) != GL_PHASE_RECORDING || atomic_load(&gl_st.paused))
@@ -262,14 +274,10 @@ void gl_usage_at_mark(void)
             return; /* no device: nothing to sample */
         atomic_fetch_or_explicit(&gl_usage_state[dev], GL_USAGE_SEEN, memory_order_relaxed);
     }
-    /* at most every SAMPLE_PERIOD_NS per device: the figure is a driver or
-     * NVML query of microseconds (cuMemGetInfo ~5 us), a mark may take 1 us */
-    static _Atomic uint64_t span;
-    uint64_t period = atomic_load_explicit(&span, memory_order_relaxed);
-    if (!period) {
-        period = gl_stamp_span(SAMPLE_PERIOD_NS);
-        atomic_store_explicit(&span, period, memory_order_relaxed);
-    }
+    /* at most every GPULEDGER_MARK_SAMPLE_MS per device: the figure is a
+     * driver or NVML query of microseconds (cuMemGetInfo ~5 us), a mark may
+     * take 1 us */
+    uint64_t period = gl_mark_sample_span();
     int saved = errno;
     uint64_t now = gl_stamp();
     for (int d = 0; d < GL_MAX_DEVICES; d++) {

@@ -40,6 +40,10 @@ static inline void gl_usage_after_call(int device, uint64_t stamp)
  * step; at most every 10 ms per device) and at exit (before atexit handlers
  * tear CUDA down): a sample of every device a recorded call was made on. */
 void gl_usage_at_mark(void);
+/* GPULEDGER_MARK_SAMPLE_MS in stamp units (0: every mark samples): how
+ * long after a device's sample at a mark the next mark may take another
+ * (its figure here, its pools in sampler.c). */
+uint64_t gl_mark_sample_span(void);
 void gl_usage_at_exit(void);
 
 #endif

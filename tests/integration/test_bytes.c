@@ -320,21 +320,37 @@ static void test_remainder_high_water(void **state)
  * pools (tests/progs/remainder.c marks: a cudaMallocAsync, marks m1 m2 m3,
  * 11 ms, m4): figures at m1, m4 and exit; pool samples after the
  * allocation, at m1 and at m4. */
-static void test_marks_sample_at_most_every_10ms(void **state)
+/* The usage figures (and pool samples) at marks of `remainder marks MS`:
+ * "label:KiB ..." in time order, then "count:pool KiB,...". */
+static void marks_sampled(const char *period_ms, const char *pause_ms, const char *usage, const char *pools)
 {
-    (void)state;
     static struct run_result r;
-    h_run(&r, ENV(nvml_env), ARGV(GL, "run", "-q", "-o", "mk.db", PROG("remainder"), "marks"));
+    static char var[64], db_name[64];
+    snprintf(var, sizeof var, "GPULEDGER_MARK_SAMPLE_MS=%s", period_ms);
+    snprintf(db_name, sizeof db_name, "mk-%s.db", period_ms);
+    h_run(&r, ENV(nvml_env, var), ARGV(GL, "run", "-q", "-o", db_name, PROG("remainder"), "marks", pause_ms));
     assert_int_equal(r.status, 0);
     assert_string_equal(r.out, "remainder marks: ok\n");
-    sqlite3 *db = h_open("mk.db");
+    sqlite3 *db = h_open(db_name);
     assert_string_equal(h_text(db, "SELECT group_concat(coalesce(a.label, 'end') || ':' || (u.ledger >> 10), ' ') FROM "
                                    "(SELECT * FROM usage_samples ORDER BY ts_ns) u LEFT JOIN annotations a ON "
                                    "a.seq = u.seq"),
-                        "m1:1024 m4:1024 end:0");
-    assert_string_equal(h_text(db, "SELECT count(*) || ':' || group_concat(used >> 10) FROM pool_samples"),
-                        "3:1024,1024,1024");
+                        usage);
+    assert_string_equal(h_text(db, "SELECT count(*) || ':' || group_concat(used >> 10) FROM pool_samples"), pools);
     sqlite3_close(db);
+}
+
+/* A mark samples a device at most every GPULEDGER_MARK_SAMPLE_MS (default
+ * 10 ms): marks m1 m2 m3 back to back, m4 after a pause longer than the
+ * period; the exit always samples. Periods far from the times involved,
+ * so that a loaded machine cannot change the answer: 500 ms (m2 and m3 are
+ * microseconds after m1; m4 600 ms after), and 0 (every mark). */
+static void test_marks_sample_at_most_every_period(void **state)
+{
+    (void)state;
+    /* pool samples: after the cudaMallocAsync, at m1 and at m4 */
+    marks_sampled("500", "600", "m1:1024 m4:1024 end:0", "3:1024,1024,1024");
+    marks_sampled("0", "1", "m1:1024 m2:1024 m3:1024 m4:1024 end:0", "5:1024,1024,1024,1024,1024");
 }
 
 int main(void)
@@ -346,7 +362,7 @@ int main(void)
         cmocka_unit_test_teardown(test_capture, teardown),
         cmocka_unit_test_teardown(test_remainder, teardown),
         cmocka_unit_test_teardown(test_remainder_high_water, teardown),
-        cmocka_unit_test_teardown(test_marks_sample_at_most_every_10ms, teardown),
+        cmocka_unit_test_teardown(test_marks_sample_at_most_every_period, teardown),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

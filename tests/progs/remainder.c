@@ -5,9 +5,9 @@
  *   cudaMalloc 4 MiB, mark "start"            outside the ledger: the context
  *   a kernel launch, 11 ms, mark "launched"   + the local memory
  *   cudaMalloc 8 MiB (never freed), exit
- * `remainder marks`: a mark samples a device at most every 10 ms (its
- * figure and its pools): cudaMallocAsync 1 MiB, marks m1 m2 m3, 11 ms,
- * mark m4, exit: samples at m1 and m4 only.
+ * `remainder marks [MS]`: a mark samples a device at most every
+ * GPULEDGER_MARK_SAMPLE_MS (its figure and its pools): cudaMallocAsync
+ * 1 MiB, marks m1 m2 m3, MS ms (default 11), mark m4, exit.
  * `remainder highwater`: the samples the writer asks for as the ledger
  * grows, without marks. Each call is followed by gpuledger_checkpoint (the
  * writer has seen it and asked for a sample, or not) and 11 ms (past the
@@ -23,6 +23,7 @@
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -57,7 +58,7 @@ static int highwater(void)
     return bad;
 }
 
-static int marks(void)
+static int marks(long pause_ms)
 {
     void (*mark)(const char *) = (void (*)(const char *))dlsym(RTLD_DEFAULT, "gpuledger_mark");
     void *p = NULL;
@@ -65,7 +66,7 @@ static int marks(void)
     const char *labels[] = {"m1", "m2", "m3", "m4"};
     for (int i = 0; i < 4; i++) {
         if (i == 3) {
-            struct timespec d = {0, 11000000L};
+            struct timespec d = {pause_ms / 1000, pause_ms % 1000 * 1000000L};
             nanosleep(&d, NULL);
         }
         if (mark)
@@ -82,7 +83,7 @@ int main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "highwater"))
         return highwater();
     if (argc > 1 && !strcmp(argv[1], "marks"))
-        return marks();
+        return marks(argc > 2 ? atol(argv[2]) : 11);
     void (*mark)(const char *) = (void (*)(const char *))dlsym(RTLD_DEFAULT, "gpuledger_mark");
     void *a = NULL, *b = NULL;
     int bad = cudaMalloc(&a, 4 << 20) != cudaSuccess;
