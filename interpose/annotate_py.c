@@ -33,16 +33,11 @@ struct py_method_def {
 };
 #define METH_NOARGS 0x0004
 #define METH_O 0x0008
-/* Py_TPFLAGS_BYTES_SUBCLASS, Py_TPFLAGS_UNICODE_SUBCLASS */
-#define TPFLAGS_BYTES (1UL << 27)
-#define TPFLAGS_UNICODE (1UL << 28)
-
 struct py_api {
-    py_object *none;
+    py_object *none, *str_type, *bytes_type; /* _Py_NoneStruct, PyUnicode_Type, PyBytes_Type */
     void (*incref)(py_object *);
     void (*decref)(py_object *);
     py_object *(*type_of)(py_object *); /* PyObject_Type: a new reference */
-    unsigned long (*type_flags)(py_object *);
     const char *(*utf8)(py_object *, py_ssize *);
     char *(*bytes_data)(py_object *);
     py_object *(*str)(py_object *);
@@ -59,10 +54,11 @@ static const struct {
     size_t offset;
 } py_names[] = {
     {"_Py_NoneStruct", offsetof(struct py_api, none)},
+    {"PyUnicode_Type", offsetof(struct py_api, str_type)},
+    {"PyBytes_Type", offsetof(struct py_api, bytes_type)},
     {"Py_IncRef", offsetof(struct py_api, incref)},
     {"Py_DecRef", offsetof(struct py_api, decref)},
     {"PyObject_Type", offsetof(struct py_api, type_of)},
-    {"PyType_GetFlags", offsetof(struct py_api, type_flags)},
     {"PyUnicode_AsUTF8AndSize", offsetof(struct py_api, utf8)},
     {"PyBytes_AsString", offsetof(struct py_api, bytes_data)},
     {"PyObject_Str", offsetof(struct py_api, str)},
@@ -86,11 +82,11 @@ static const char *label_of(py_object *obj, py_object **keep)
 {
     *keep = NULL;
     py_object *type = py.type_of(obj);
-    unsigned long flags = py.type_flags(type);
-    py.decref(type);
-    if (flags & TPFLAGS_BYTES)
+    py.decref(type); /* only compared: str and bytes exactly (as the package's
+                      * fallback takes them); a subclass (a str enum) is str(obj) */
+    if (type == py.bytes_type)
         return py.bytes_data(obj);
-    if (!(flags & TPFLAGS_UNICODE)) {
+    if (type != py.str_type) {
         obj = *keep = py.str(obj);
         if (!obj)
             return NULL;

@@ -128,6 +128,14 @@ static const char *const ddl =
     " allocated INTEGER, active INTEGER, requested INTEGER, cached_free INTEGER, holes INTEGER,"
     " largest_hole INTEGER);"
     "CREATE INDEX event_log_segments ON event_log(device, addr) WHERE kind = 12;"
+    /* the rows the views look up one by one (a block's tag, a region's
+     * resizes, a heap's or region's last set, names): rare rows, indexed
+     * while recording, so that the views stay fast without event_log_ref
+     * (schema.h) in a run that ended without it */
+    "CREATE INDEX event_log_tags ON event_log(ref_seq) WHERE op = 19;"
+    "CREATE INDEX event_log_resizes ON event_log(ref_seq) WHERE op = 25;"
+    "CREATE INDEX event_log_sets ON event_log(ref_seq) WHERE op = 27;"
+    "CREATE INDEX names_ref ON names(ref_seq);"
     /* One row per tensor block (PyTorch's caching allocator): requested and
      * block bytes, the segment (or mapped range) holding it, when the
      * tensor let go of it (free_ns) and when it was reusable (released_ns,

@@ -52,8 +52,10 @@ def _builtins():
         table = get()
         if not table:
             return {}
-        new = ctypes.pythonapi.PyCFunction_NewEx
-        new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+        # a prototype of our own: ctypes.pythonapi's function objects are
+        # shared by every package in the process, so their argtypes are not ours to set
+        new = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(
+            ("PyCFunction_NewEx", ctypes.pythonapi))
         defs, out = ctypes.cast(table, ctypes.POINTER(_MethodDef)), {}
         for i in itertools.count():
             if not defs[i].name:

@@ -85,17 +85,14 @@ class _Range:
 
 
 class _Ranges(dict):
-    """label -> its _Range, made at the first use (a bounded cache: a
-    program that makes a new label for each call gets a new object each
-    time past _CACHED labels, never unbounded memory)."""
+    """str or bytes label -> its _Range, made at the first use (a bounded
+    cache: a program that makes a new label for each call gets a new object
+    each time past _CACHED labels, never unbounded memory)."""
 
     def __missing__(self, label):
         r = _Range(label)
         if len(self) < _CACHED:
-            try:
-                self[label] = r
-            except TypeError:  # an unhashable label: used as str(label), not kept
-                pass
+            self[label] = r
         return r
 
 
@@ -107,10 +104,12 @@ _range_of = _ranges.__getitem__
 def range(label):  # noqa: A001 - the name users expect
     """Every allocation made inside is tagged with this range (it nests):
     `with gpuledger.range("forward"): ...` or `@gpuledger.range("load")`."""
-    try:
+    if label.__class__ is str or label.__class__ is bytes:
         return _range_of(label)
-    except TypeError:  # unhashable
-        return _Range(label)
+    # anything else is used as str(label), and never kept: a cache keyed by
+    # the object would keep it alive (a module, a tensor), and equal objects
+    # (1, True, 1.0; a str enum and its value) would share one label
+    return _Range(label)
 
 
 class paused:  # noqa: N801 - used like a function: `with gpuledger.paused():`

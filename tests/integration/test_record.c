@@ -545,7 +545,7 @@ static void test_annotations(void **state)
         char answers[300];
         snprintf(answers, sizeof answers,
                  "builtins: %s, recording: True\ndecorated: 1006 load a docstring\nsame object: True\n"
-                 "paused: recording inside False, after True\n",
+                 "paused: recording inside False, after True\na range keeps its label object: False\n",
                  via_ctypes ? "False" : "True");
         const char *db_name = via_ctypes ? "pa1.db" : "pa0.db";
         /* (CPython keeps -X options it does not know in sys._xoptions) */
@@ -560,20 +560,22 @@ static void test_annotations(void **state)
                             "mark:bad ? utf-8:0 range_push:outer:0 range_push:inner:9 range_pop::11 "
                             "range_push:outer:9 range_pop::14 range_pop::9 range_push:decorated:0 range_pop::19 "
                             "range_push:['unhashable']:0 range_pop::22 range_push:main:0 range_push:thread:0 "
-                            "range_pop::26 range_pop::25 range_push:raised:0 range_pop::31");
+                            "range_pop::26 range_pop::25 range_push:raised:0 range_pop::31 mark:Phase.FWD:0 "
+                            "range_push:Phase.FWD:0 range_pop::36 range_push:model:0 range_pop::39");
         /* 1010-1012 were made while paused */
         assert_string_equal(h_text(db, "SELECT group_concat(e.size || ':' || coalesce(a.label, '-'), ' ') FROM "
                                        "(SELECT * FROM events WHERE op = 'alloc' ORDER BY seq) e LEFT JOIN annotations "
                                        "a ON a.seq = e.range_seq"),
                             "1000:- 1001:outer 1002:inner 1003:outer 1004:outer 1005:decorated 1006:['unhashable'] "
-                            "1007:thread 1008:main 1009:- 1013:-");
+                            "1007:thread 1008:main 1009:- 1013:- 1014:Phase.FWD 1015:model");
         sqlite3_close(db);
     }
     /* outside gpuledger every call is a no-op */
     h_run(&r, NULL, ARGV("/usr/bin/env", pypath, "python3", script, h_build("tests/fakecuda/libcudart.so.13")));
     assert_int_equal(r.status, 0);
     assert_string_equal(r.out, "builtins: False, recording: False\ndecorated: 1006 load a docstring\n"
-                               "same object: True\npaused: recording inside False, after False\n");
+                               "same object: True\npaused: recording inside False, after False\n"
+                               "a range keeps its label object: False\n");
 }
 
 int main(void)

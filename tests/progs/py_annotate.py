@@ -7,8 +7,10 @@ usage: python3 [-X gpuledger_ctypes] py_annotate.py /path/to/libcudart.so.13
 (-X gpuledger_ctypes: the package calls the library through ctypes rather
 than through the builtins the library makes)"""
 import ctypes
+import enum
 import sys
 import threading
+import weakref
 
 import gpuledger
 
@@ -76,3 +78,25 @@ with gpuledger.paused():
     alloc(1012)
 print("paused: recording inside %s, after %s" % (inside, gpuledger.recording()))
 alloc(1013)
+
+
+class Phase(str, enum.Enum):  # a str subclass: its label is str(label), as for any other object
+    FWD = "fwd"
+
+
+gpuledger.mark(Phase.FWD)
+with gpuledger.range(Phase.FWD):
+    alloc(1014)
+
+
+class Model:
+    def __str__(self):
+        return "model"
+
+
+model = Model()
+alive = weakref.ref(model)
+with gpuledger.range(model):
+    alloc(1015)
+del model
+print("a range keeps its label object: %s" % (alive() is not None))
