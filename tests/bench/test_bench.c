@@ -32,13 +32,6 @@
 
 static struct run_result r;
 
-static int teardown(void **state)
-{
-    (void)state;
-    h_cleanup();
-    return 0;
-}
-
 /* Regions whose allocation stack has a frame whose symbol is LIKE pattern. */
 static int64_t regions_through(sqlite3 *db, const char *pattern)
 {
@@ -112,8 +105,8 @@ static void test_pool_cost_counts(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_bench_nvtxmem_counts, teardown),
-        cmocka_unit_test_teardown(test_pool_cost_counts, teardown),
+        cmocka_unit_test_teardown(test_bench_nvtxmem_counts, h_teardown),
+        cmocka_unit_test_teardown(test_pool_cost_counts, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,6 +35,13 @@ void h_cleanup(void)
     }
 }
 
+int h_teardown(void **state)
+{
+    (void)state;
+    h_cleanup();
+    return 0;
+}
+
 const char *h_build(const char *rel)
 {
     static char bufs[8][1024];

@@ -22,6 +22,8 @@ struct run_result {
 /* A fresh scratch directory for this test (removed by h_cleanup). */
 const char *h_dir(void);
 void h_cleanup(void);
+/* cmocka teardown: h_cleanup */
+int h_teardown(void **state);
 /* build/... path of a built file, e.g. h_build("tests/alloc1000"). */
 const char *h_build(const char *rel);
 /* Run argv (NULL-terminated) with extra "NAME=value" env entries (NULL-

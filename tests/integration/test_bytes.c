@@ -26,13 +26,6 @@ static int setup(void **state)
     return 0;
 }
 
-static int teardown(void **state)
-{
-    (void)state;
-    h_cleanup();
-    return 0;
-}
-
 /* Array rows: the sizes the driver reserves, asked of each array's
  * deferred-mapping twin (the fake driver answers cuArrayGetMemoryRequirements
  * for deferred-mapping arrays only, as CUDA documents: the twins are made
@@ -356,13 +349,13 @@ static void test_marks_sample_at_most_every_period(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_arrays, teardown),
-        cmocka_unit_test_teardown(test_arrays_through_cupti, teardown),
-        cmocka_unit_test_teardown(test_graph_memory, teardown),
-        cmocka_unit_test_teardown(test_capture, teardown),
-        cmocka_unit_test_teardown(test_remainder, teardown),
-        cmocka_unit_test_teardown(test_remainder_high_water, teardown),
-        cmocka_unit_test_teardown(test_marks_sample_at_most_every_period, teardown),
+        cmocka_unit_test_teardown(test_arrays, h_teardown),
+        cmocka_unit_test_teardown(test_arrays_through_cupti, h_teardown),
+        cmocka_unit_test_teardown(test_graph_memory, h_teardown),
+        cmocka_unit_test_teardown(test_capture, h_teardown),
+        cmocka_unit_test_teardown(test_remainder, h_teardown),
+        cmocka_unit_test_teardown(test_remainder_high_water, h_teardown),
+        cmocka_unit_test_teardown(test_marks_sample_at_most_every_period, h_teardown),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

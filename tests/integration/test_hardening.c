@@ -21,13 +21,6 @@
 
 static struct run_result r, r2;
 
-static int teardown(void **state)
-{
-    (void)state;
-    h_cleanup();
-    return 0;
-}
-
 /* `summary` answers on stdout; `gpuledger run`'s closing line stays on
  * stderr. */
 static void test_summary_on_stdout(void **state)
@@ -161,7 +154,7 @@ static int teardown_writer(void **state)
         waitpid(writer, NULL, 0);
         writer = -1;
     }
-    return teardown(state);
+    return h_teardown(state);
 }
 
 /* A database still being written (its -wal and -shm beside it) reads, and
@@ -756,20 +749,20 @@ static void test_holes_worst_index(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_summary_on_stdout, teardown),
-        cmocka_unit_test_teardown(test_read_only_database_as_nobody, teardown),
+        cmocka_unit_test_teardown(test_summary_on_stdout, h_teardown),
+        cmocka_unit_test_teardown(test_read_only_database_as_nobody, h_teardown),
         cmocka_unit_test_teardown(test_read_while_recording, teardown_writer),
-        cmocka_unit_test_teardown(test_hostile_names, teardown),
-        cmocka_unit_test_teardown(test_gate_junit, teardown),
-        cmocka_unit_test_teardown(test_hostile_values, teardown),
-        cmocka_unit_test_teardown(test_size_arguments, teardown),
-        cmocka_unit_test_teardown(test_plurals, teardown),
-        cmocka_unit_test_teardown(test_device_option, teardown),
-        cmocka_unit_test_teardown(test_top_option, teardown),
-        cmocka_unit_test_teardown(test_export_what, teardown),
-        cmocka_unit_test_teardown(test_rule_one_field, teardown),
-        cmocka_unit_test_teardown(test_holes_pool_zero, teardown),
-        cmocka_unit_test_teardown(test_holes_worst_index, teardown),
+        cmocka_unit_test_teardown(test_hostile_names, h_teardown),
+        cmocka_unit_test_teardown(test_gate_junit, h_teardown),
+        cmocka_unit_test_teardown(test_hostile_values, h_teardown),
+        cmocka_unit_test_teardown(test_size_arguments, h_teardown),
+        cmocka_unit_test_teardown(test_plurals, h_teardown),
+        cmocka_unit_test_teardown(test_device_option, h_teardown),
+        cmocka_unit_test_teardown(test_top_option, h_teardown),
+        cmocka_unit_test_teardown(test_export_what, h_teardown),
+        cmocka_unit_test_teardown(test_rule_one_field, h_teardown),
+        cmocka_unit_test_teardown(test_holes_pool_zero, h_teardown),
+        cmocka_unit_test_teardown(test_holes_worst_index, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

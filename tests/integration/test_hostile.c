@@ -17,13 +17,6 @@
 
 static struct run_result r;
 
-static int teardown(void **state)
-{
-    (void)state;
-    h_cleanup();
-    return 0;
-}
-
 /* What hostile.c writes: chunk k of file i. */
 #define CHUNK 4096
 #define ROUNDS 20
@@ -312,18 +305,18 @@ static void test_output_directory(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_close_loop, teardown),
-        cmocka_unit_test_teardown(test_close_loop_preloaded, teardown),
-        cmocka_unit_test_teardown(test_close_range, teardown),
-        cmocka_unit_test_teardown(test_closefrom, teardown),
-        cmocka_unit_test_teardown(test_dup2_over_ours, teardown),
-        cmocka_unit_test_teardown(test_close_loop_without_close_range, teardown),
-        cmocka_unit_test_teardown(test_pipe_eof, teardown),
-        cmocka_unit_test_teardown(test_no_table_of_its_own, teardown),
-        cmocka_unit_test_teardown(test_other_interposer_after_us, teardown),
-        cmocka_unit_test_teardown(test_other_interposer_before_us, teardown),
-        cmocka_unit_test_teardown(test_database_mode, teardown),
-        cmocka_unit_test_teardown(test_output_directory, teardown),
+        cmocka_unit_test_teardown(test_close_loop, h_teardown),
+        cmocka_unit_test_teardown(test_close_loop_preloaded, h_teardown),
+        cmocka_unit_test_teardown(test_close_range, h_teardown),
+        cmocka_unit_test_teardown(test_closefrom, h_teardown),
+        cmocka_unit_test_teardown(test_dup2_over_ours, h_teardown),
+        cmocka_unit_test_teardown(test_close_loop_without_close_range, h_teardown),
+        cmocka_unit_test_teardown(test_pipe_eof, h_teardown),
+        cmocka_unit_test_teardown(test_no_table_of_its_own, h_teardown),
+        cmocka_unit_test_teardown(test_other_interposer_after_us, h_teardown),
+        cmocka_unit_test_teardown(test_other_interposer_before_us, h_teardown),
+        cmocka_unit_test_teardown(test_database_mode, h_teardown),
+        cmocka_unit_test_teardown(test_output_directory, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

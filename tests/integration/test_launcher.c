@@ -21,13 +21,6 @@
 
 static struct run_result r;
 
-static int teardown(void **state)
-{
-    (void)state;
-    h_cleanup();
-    return 0;
-}
-
 static void nap_ms(long ms)
 {
     struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
@@ -296,16 +289,16 @@ static void test_recording_impossible_here(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_command_not_found, teardown),
-        cmocka_unit_test_teardown(test_recording_disabled, teardown),
-        cmocka_unit_test_teardown(test_output_not_created, teardown),
-        cmocka_unit_test_teardown(test_no_cuda_calls, teardown),
-        cmocka_unit_test_teardown(test_recording_impossible_here, teardown),
-        cmocka_unit_test_teardown(test_background_process_later, teardown),
-        cmocka_unit_test_teardown(test_background_process_writing, teardown),
-        cmocka_unit_test_teardown(test_nothing_left_in_tmp, teardown),
-        cmocka_unit_test_teardown(test_launcher_killed, teardown),
-        cmocka_unit_test_teardown(test_launcher_terminated, teardown),
+        cmocka_unit_test_teardown(test_command_not_found, h_teardown),
+        cmocka_unit_test_teardown(test_recording_disabled, h_teardown),
+        cmocka_unit_test_teardown(test_output_not_created, h_teardown),
+        cmocka_unit_test_teardown(test_no_cuda_calls, h_teardown),
+        cmocka_unit_test_teardown(test_recording_impossible_here, h_teardown),
+        cmocka_unit_test_teardown(test_background_process_later, h_teardown),
+        cmocka_unit_test_teardown(test_background_process_writing, h_teardown),
+        cmocka_unit_test_teardown(test_nothing_left_in_tmp, h_teardown),
+        cmocka_unit_test_teardown(test_launcher_killed, h_teardown),
+        cmocka_unit_test_teardown(test_launcher_terminated, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,13 +16,6 @@
 #include "harness.h"
 
 
-static int teardown(void **state)
-{
-    (void)state;
-    h_cleanup();
-    return 0;
-}
-
 /* The frames of the stack of the allocation of `size` bytes, as
  * "name:line" for Python frames and "symbol" for native ones. */
 static const char *frames_of(sqlite3 *db, long size)
@@ -270,10 +263,10 @@ static void test_python_versions_through_ctypes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_embedded_python_frames, teardown),
-        cmocka_unit_test_teardown(test_python_depth_limit, teardown),
-        cmocka_unit_test_teardown(test_report_shows_python_lines, teardown),
-        cmocka_unit_test_teardown(test_python_versions_through_ctypes, teardown),
+        cmocka_unit_test_teardown(test_embedded_python_frames, h_teardown),
+        cmocka_unit_test_teardown(test_python_depth_limit, h_teardown),
+        cmocka_unit_test_teardown(test_report_shows_python_lines, h_teardown),
+        cmocka_unit_test_teardown(test_python_versions_through_ctypes, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,13 +14,6 @@
 #include "harness.h"
 
 
-static int teardown(void **state)
-{
-    (void)state;
-    h_cleanup();
-    return 0;
-}
-
 static void test_alloc1000_exact(void **state)
 {
     (void)state;
@@ -581,21 +574,21 @@ static void test_annotations(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_alloc1000_exact, teardown),
-        cmocka_unit_test_teardown(test_oom_recorded_with_size_and_stack, teardown),
-        cmocka_unit_test_teardown(test_driver_entry_points_and_vmm, teardown),
-        cmocka_unit_test_teardown(test_eight_threads_lose_nothing, teardown),
-        cmocka_unit_test_teardown(test_hot_path_never_mallocs, teardown),
-        cmocka_unit_test_teardown(test_exit_status_and_crash, teardown),
-        cmocka_unit_test_teardown(test_fork_gives_child_its_own_db, teardown),
-        cmocka_unit_test_teardown(test_reset_frees_everything, teardown),
-        cmocka_unit_test_teardown(test_pools_managed_host_devices, teardown),
-        cmocka_unit_test_teardown(test_hostile_output_paths, teardown),
-        cmocka_unit_test_teardown(test_bad_env_and_disable, teardown),
-        cmocka_unit_test_teardown(test_launcher_usage_and_summary, teardown),
-        cmocka_unit_test_teardown(test_cupti_sees_what_no_wrapper_can, teardown),
-        cmocka_unit_test_teardown(test_annotations, teardown),
-        cmocka_unit_test_teardown(test_fast_unwind_matches_libunwind, teardown),
+        cmocka_unit_test_teardown(test_alloc1000_exact, h_teardown),
+        cmocka_unit_test_teardown(test_oom_recorded_with_size_and_stack, h_teardown),
+        cmocka_unit_test_teardown(test_driver_entry_points_and_vmm, h_teardown),
+        cmocka_unit_test_teardown(test_eight_threads_lose_nothing, h_teardown),
+        cmocka_unit_test_teardown(test_hot_path_never_mallocs, h_teardown),
+        cmocka_unit_test_teardown(test_exit_status_and_crash, h_teardown),
+        cmocka_unit_test_teardown(test_fork_gives_child_its_own_db, h_teardown),
+        cmocka_unit_test_teardown(test_reset_frees_everything, h_teardown),
+        cmocka_unit_test_teardown(test_pools_managed_host_devices, h_teardown),
+        cmocka_unit_test_teardown(test_hostile_output_paths, h_teardown),
+        cmocka_unit_test_teardown(test_bad_env_and_disable, h_teardown),
+        cmocka_unit_test_teardown(test_launcher_usage_and_summary, h_teardown),
+        cmocka_unit_test_teardown(test_cupti_sees_what_no_wrapper_can, h_teardown),
+        cmocka_unit_test_teardown(test_annotations, h_teardown),
+        cmocka_unit_test_teardown(test_fast_unwind_matches_libunwind, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

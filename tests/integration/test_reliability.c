@@ -22,13 +22,6 @@
 
 static struct run_result r;
 
-static int teardown(void **state)
-{
-    (void)state;
-    h_cleanup();
-    return 0;
-}
-
 static int64_t mono_ns(void)
 {
     struct timespec ts;
@@ -295,15 +288,15 @@ static void test_full_disk(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_sigkill_twenty_times, teardown),
-        cmocka_unit_test_teardown(test_abort_and__exit, teardown),
-        cmocka_unit_test_teardown(test_exec_keeps_events, teardown),
-        cmocka_unit_test_teardown(test_sixty_four_threads, teardown),
-        cmocka_unit_test_teardown(test_fork_while_recording, teardown),
-        cmocka_unit_test_teardown(test_dlclose_of_the_runtime, teardown),
-        cmocka_unit_test_teardown(test_two_processes_one_path, teardown),
-        cmocka_unit_test_teardown(test_overflow_is_counted_never_silent, teardown),
-        cmocka_unit_test_teardown(test_full_disk, teardown),
+        cmocka_unit_test_teardown(test_sigkill_twenty_times, h_teardown),
+        cmocka_unit_test_teardown(test_abort_and__exit, h_teardown),
+        cmocka_unit_test_teardown(test_exec_keeps_events, h_teardown),
+        cmocka_unit_test_teardown(test_sixty_four_threads, h_teardown),
+        cmocka_unit_test_teardown(test_fork_while_recording, h_teardown),
+        cmocka_unit_test_teardown(test_dlclose_of_the_runtime, h_teardown),
+        cmocka_unit_test_teardown(test_two_processes_one_path, h_teardown),
+        cmocka_unit_test_teardown(test_overflow_is_counted_never_silent, h_teardown),
+        cmocka_unit_test_teardown(test_full_disk, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,13 +28,6 @@ static void make(const char *db, const char *scenario, const char *arg)
     assert_int_equal(r.status, 0);
 }
 
-static int teardown(void **state)
-{
-    (void)state;
-    h_cleanup();
-    return 0;
-}
-
 static void test_peak_ledger_and_oom(void **state)
 {
     (void)state;
@@ -402,18 +395,18 @@ static void test_bad_and_corrupted_input(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_peak_ledger_and_oom, teardown),
-        cmocka_unit_test_teardown(test_three_leak_chains, teardown),
-        cmocka_unit_test_teardown(test_growing_leak_found_by_steps, teardown),
-        cmocka_unit_test_teardown(test_fragmentation_ratio, teardown),
-        cmocka_unit_test_teardown(test_gate_exit_codes_and_junit, teardown),
-        cmocka_unit_test_teardown(test_diff_two_runs, teardown),
-        cmocka_unit_test_teardown(test_exports, teardown),
-        cmocka_unit_test_teardown(test_report_at, teardown),
-        cmocka_unit_test_teardown(test_chains_tell_rows_apart, teardown),
-        cmocka_unit_test_teardown(test_html_is_self_contained, teardown),
-        cmocka_unit_test_teardown(test_several_databases, teardown),
-        cmocka_unit_test_teardown(test_bad_and_corrupted_input, teardown),
+        cmocka_unit_test_teardown(test_peak_ledger_and_oom, h_teardown),
+        cmocka_unit_test_teardown(test_three_leak_chains, h_teardown),
+        cmocka_unit_test_teardown(test_growing_leak_found_by_steps, h_teardown),
+        cmocka_unit_test_teardown(test_fragmentation_ratio, h_teardown),
+        cmocka_unit_test_teardown(test_gate_exit_codes_and_junit, h_teardown),
+        cmocka_unit_test_teardown(test_diff_two_runs, h_teardown),
+        cmocka_unit_test_teardown(test_exports, h_teardown),
+        cmocka_unit_test_teardown(test_report_at, h_teardown),
+        cmocka_unit_test_teardown(test_chains_tell_rows_apart, h_teardown),
+        cmocka_unit_test_teardown(test_html_is_self_contained, h_teardown),
+        cmocka_unit_test_teardown(test_several_databases, h_teardown),
+        cmocka_unit_test_teardown(test_bad_and_corrupted_input, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -48,13 +48,6 @@
 
 static struct run_result r;
 
-static int teardown(void **state)
-{
-    (void)state;
-    h_cleanup();
-    return 0;
-}
-
 static void test_nvtx_heaps_recorded(void **state)
 {
     (void)state;
@@ -287,11 +280,11 @@ static void test_python_pool_rest(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_nvtx_heaps_recorded, teardown),
-        cmocka_unit_test_teardown(test_nvtx_heap_figures, teardown),
-        cmocka_unit_test_teardown(test_nvtx_mem_without_gpuledger, teardown),
-        cmocka_unit_test_teardown(test_python_pool, teardown),
-        cmocka_unit_test_teardown(test_python_pool_rest, teardown),
+        cmocka_unit_test_teardown(test_nvtx_heaps_recorded, h_teardown),
+        cmocka_unit_test_teardown(test_nvtx_heap_figures, h_teardown),
+        cmocka_unit_test_teardown(test_nvtx_mem_without_gpuledger, h_teardown),
+        cmocka_unit_test_teardown(test_python_pool, h_teardown),
+        cmocka_unit_test_teardown(test_python_pool_rest, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,13 +25,6 @@
 
 #define MiB (1024LL * 1024)
 
-static int teardown(void **state)
-{
-    (void)state;
-    h_cleanup();
-    return 0;
-}
-
 static long long stat_of(const char *out, const char *key)
 {
     char k[64];
@@ -559,17 +552,17 @@ static void test_python_job(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_blocks_basic, teardown),
-        cmocka_unit_test_teardown(test_blocks_free_stacks, teardown),
-        cmocka_unit_test_teardown(test_blocks_late_attach, teardown),
-        cmocka_unit_test_teardown(test_blocks_expandable, teardown),
-        cmocka_unit_test_teardown(test_fragmentation_oom, teardown),
-        cmocka_unit_test_teardown(test_demand_oom, teardown),
-        cmocka_unit_test_teardown(test_report_train, teardown),
-        cmocka_unit_test_teardown(test_report_verdicts, teardown),
-        cmocka_unit_test_teardown(test_pending_at_end, teardown),
-        cmocka_unit_test_teardown(test_blocks_during_capture, teardown),
-        cmocka_unit_test_teardown(test_python_job, teardown),
+        cmocka_unit_test_teardown(test_blocks_basic, h_teardown),
+        cmocka_unit_test_teardown(test_blocks_free_stacks, h_teardown),
+        cmocka_unit_test_teardown(test_blocks_late_attach, h_teardown),
+        cmocka_unit_test_teardown(test_blocks_expandable, h_teardown),
+        cmocka_unit_test_teardown(test_fragmentation_oom, h_teardown),
+        cmocka_unit_test_teardown(test_demand_oom, h_teardown),
+        cmocka_unit_test_teardown(test_report_train, h_teardown),
+        cmocka_unit_test_teardown(test_report_verdicts, h_teardown),
+        cmocka_unit_test_teardown(test_pending_at_end, h_teardown),
+        cmocka_unit_test_teardown(test_blocks_during_capture, h_teardown),
+        cmocka_unit_test_teardown(test_python_job, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
