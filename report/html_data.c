@@ -680,14 +680,6 @@ static void write_heap_point(struct gl_json *j, const char *key, const struct gl
     gl_jw_end(j);
 }
 
-static void write_cells(struct gl_json *j, const char *key, const uint8_t *v, size_t n)
-{
-    gl_jw_arr(j, key);
-    for (size_t i = 0; v && i < n; i++)
-        gl_jw_u64(j, NULL, v[i]);
-    gl_jw_end(j);
-}
-
 /* The heaps of the program's own pools (heaps.h). */
 static int write_heaps(struct gl_json *j, struct ctx *c)
 {
@@ -719,8 +711,8 @@ static int write_heaps(struct gl_json *j, struct ctx *c)
         for (size_t i = 0; i < v->nseries; i++)
             write_heap_point(j, NULL, c->r, &v->series[i]);
         gl_jw_end(j);
-        write_cells(j, "occ_peak", v->occ_peak, v->ncells);
-        write_cells(j, "occ_worst", v->occ_worst, v->ncells);
+        gl_jw_u8s(j, "occ_peak", v->occ_peak, v->ncells);
+        gl_jw_u8s(j, "occ_worst", v->occ_worst, v->ncells);
         rc = write_groups(j, "peak_ledger", c, &v->peak_ledger, 0) || write_groups(j, "leaks", c, &v->leaks, 0);
         gl_jw_end(j);
     }

@@ -87,6 +87,14 @@ void gl_jw_u64(struct gl_json *j, const char *key, uint64_t v)
     fprintf(j->f, "%" PRIu64, v);
 }
 
+void gl_jw_u8s(struct gl_json *j, const char *key, const uint8_t *v, size_t n)
+{
+    gl_jw_arr(j, key);
+    for (size_t i = 0; v && i < n; i++)
+        gl_jw_u64(j, NULL, v[i]);
+    gl_jw_end(j);
+}
+
 void gl_jw_bool(struct gl_json *j, const char *key, int v)
 {
     member(j, key);

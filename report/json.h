@@ -39,6 +39,8 @@ void gl_jw_i64(struct gl_json *j, const char *key, int64_t v);
 void gl_jw_u64(struct gl_json *j, const char *key, uint64_t v);
 void gl_jw_bool(struct gl_json *j, const char *key, int v);
 void gl_jw_null(struct gl_json *j, const char *key);
+/* An array of n small numbers (v NULL: empty), e.g. a heap's occupancy cells. */
+void gl_jw_u8s(struct gl_json *j, const char *key, const uint8_t *v, size_t n);
 /* A number with a printf format for one double, e.g. "%.6f". */
 void gl_jw_num(struct gl_json *j, const char *key, const char *fmt, double v);
 /* {"processes":[ ... ]} and a newline: the frame of every verb's JSON

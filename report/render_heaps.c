@@ -141,14 +141,6 @@ static void json_groups(struct gl_json *j, const char *key, struct gl_stacks *s,
     gl_jw_end(j);
 }
 
-static void json_cells(struct gl_json *j, const char *key, const uint8_t *c, size_t n)
-{
-    gl_jw_arr(j, key);
-    for (size_t i = 0; c && i < n; i++)
-        gl_jw_u64(j, NULL, c[i]);
-    gl_jw_end(j);
-}
-
 void gl_heaps_json(struct gl_json *j, const char *key, struct gl_heaps_view *hv, int top)
 {
     gl_jw_arr(j, key);
@@ -173,8 +165,8 @@ void gl_heaps_json(struct gl_json *j, const char *key, struct gl_heaps_view *hv,
             json_point(j, NULL, v, &v->series[i]);
         gl_jw_end(j);
         gl_jw_u64(j, "cell_bytes", v->cell_bytes);
-        json_cells(j, "occupancy_peak", v->occ_peak, v->ncells);
-        json_cells(j, "occupancy_worst", v->occ_worst, v->ncells);
+        gl_jw_u8s(j, "occupancy_peak", v->occ_peak, v->ncells);
+        gl_jw_u8s(j, "occupancy_worst", v->occ_worst, v->ncells);
         json_groups(j, "peak_ledger", &hv->stacks, &v->peak_ledger, top);
         gl_jw_u64(j, "leaked_regions", v->leaks.total_count);
         gl_jw_u64(j, "leaked_bytes", v->leaks.total_bytes);
