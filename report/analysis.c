@@ -145,13 +145,6 @@ static void layer_rows(struct grouper *gr, uint64_t allocator)
 }
 
 /* A block freed (its tensor let go of it) but not yet reusable at seq. */
-static int pending_at(const struct gl_alloc *a, int64_t seq)
-{
-    /* freed, not reusable yet: completed later, or never (e.g. a
-     * record_stream's stream still busy when the recording ended) */
-    return a->kind == GL_KIND_BLOCK && a->free_seq && a->free_seq <= seq && (!a->done_seq || a->done_seq > seq);
-}
-
 int gl_ledger_at(struct gl_run *r, int device, int64_t seq, struct gl_groups *out)
 {
     memset(out, 0, sizeof *out);
@@ -168,7 +161,7 @@ int gl_ledger_at(struct gl_run *r, int device, int64_t seq, struct gl_groups *ou
         } else if ((a->flags & GL_AF_ALLOCATOR) && gl_live_at(a, seq)) {
             allocator += a->size;
             out->segments++;
-        } else if (pending_at(a, seq)) {
+        } else if (gl_pending_at(a, seq)) {
             out->pending += a->size;
         }
     }
@@ -248,7 +241,7 @@ int gl_leaks(struct gl_run *r, int device, const struct gl_leak_opts *o, struct 
             out->segments++;
             continue;
         }
-        if (pending_at(a, INT64_MAX - 1)) {
+        if (gl_pending_at(a, INT64_MAX - 1)) {
             out->pending += a->size;
             continue;
         }

@@ -4,10 +4,10 @@
 #include <stdlib.h>
 
 /* A block freed but reusable only later, or never within the recording
- * (gl_ledger_at's pending). */
+ * (gl_ledger_at's pending, from its free on). */
 static int pending_after_free(const struct gl_alloc *a)
 {
-    return a->kind == GL_KIND_BLOCK && a->free_seq && (!a->done_seq || a->done_seq > a->free_seq);
+    return gl_pending_at(a, a->free_seq);
 }
 
 static int cmp_done(const void *a, const void *b)

@@ -151,6 +151,13 @@ static inline int gl_live_at(const struct gl_alloc *a, int64_t seq)
 {
     return a->seq <= seq && (a->free_seq == 0 || a->free_seq > seq);
 }
+
+/* Is block a freed at seq but not reusable yet: completed later, or never
+ * within the recording (e.g. a record_stream's stream still busy at exit)? */
+static inline int gl_pending_at(const struct gl_alloc *a, int64_t seq)
+{
+    return a->kind == GL_KIND_BLOCK && a->free_seq && a->free_seq <= seq && (!a->done_seq || a->done_seq > seq);
+}
 struct gl_device *gl_run_device(struct gl_run *r, int device);
 
 /* Asked of the database on demand (model_query.c). */
