@@ -9,7 +9,7 @@
  * the GPU machine.
  *
  *   gpuledger run -q --torch segments -- bench_torch [--pairs N] [--rounds R]
- *                [--frames F] [--loop python|native|both] [--burst]
+ *                [--frames F] [--loop python|native|both] [--burst] [--work NS]
  *   bench_torch --count python|native on|off N    (for callgrind-torch.sh)
  *
  * python: an embedded CPython runs `t = glbench.alloc(); del t` (allocated
@@ -40,6 +40,7 @@ void stub_install_bridge(int expandable, uint64_t max_split); /* tests/torchstub
 
 static long pairs = 20000;
 static int rounds = 9, frames = 10, burst;
+static long work_ns; /* --work: the framework's own time per pair, spent spinning */
 static void (*set_recording)(int);
 
 static double clock_ns(clockid_t id)
@@ -89,10 +90,24 @@ static double writer_cpu_ns(void)
 
 static volatile int sink;
 
+/* --work NS: what the framework does around each tensor besides allocating
+ * it (an op's dispatch, its kernel launch: ~4 us a pair on the H200 loop),
+ * so that the writer keeps pace as it does there instead of setting it */
+static void framework_work(void)
+{
+    if (work_ns <= 0)
+        return;
+    double until = now_ns() + (double)work_ns;
+    while (now_ns() < until)
+        ;
+}
+
 __attribute__((noinline)) static uint64_t alloc_down(int d)
 {
-    if (d <= 0)
+    if (d <= 0) {
+        framework_work();
         return fa_malloc(4096, 0, NULL);
+    }
     uint64_t p = alloc_down(d - 1);
     sink = d; /* a real frame per level */
     return p;
@@ -193,8 +208,10 @@ __attribute__((noinline)) static void native_down(int d, long n)
         sink = d;
         return;
     }
-    for (long i = 0; i < n; i++)
+    for (long i = 0; i < n; i++) {
+        framework_work();
         fa_free(fa_malloc(4096, 0, NULL));
+    }
 }
 
 static double native_pairs(long n)
@@ -287,7 +304,7 @@ static int usage(const char *why)
 {
     fprintf(stderr,
             "%s%susage: gpuledger run -q --torch segments -- bench_torch [--pairs N] [--rounds R (1..64)] "
-            "[--frames F] [--loop python|native|both] [--burst]\n"
+            "[--frames F] [--loop python|native|both] [--burst] [--work NS]\n"
             "       bench_torch --count python|native on|off N\n",
             why ? why : "", why ? "\n" : "");
     return 2;
@@ -306,6 +323,8 @@ int main(int argc, char **argv)
             frames = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--loop") && i + 1 < argc)
             loop = argv[++i];
+        else if (!strcmp(argv[i], "--work") && i + 1 < argc)
+            work_ns = atol(argv[++i]);
         else if (!strcmp(argv[i], "--burst"))
             burst = 1;
         else if (!strcmp(argv[i], "--count") && i + 3 < argc) {

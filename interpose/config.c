@@ -53,6 +53,8 @@ const struct gl_config_var gl_config_vars[] = {
     ENUM("PYTHON", python, GL_PYTHON_ON, "1", python_words, "0/1/mixed/only",
          "Python frames: 1, mixed, only, 0"),
     UINT("PYTHON_DEPTH", python_depth, 64, 1, 256, "Python frames per stack"),
+    UINT("TORCH_NATIVE_DEPTH", torch_native_depth, 8, 0, 256,
+         "native frames above the Python ones in a PyTorch block's stack (0: Python frames alone)"),
     ENUM("FREE_STACKS", free_stacks, GL_FREE_STACKS_AUTO, "auto", free_stacks_words, "auto/0/1/all/yes/no/on/off",
          "stacks of frees: auto (not PyTorch blocks'), 1 all, 0 none"),
     ENUM("UNWIND", unwind, GL_UNWIND_FAST, "fast", unwind_words, "fast/nomemo/libunwind",

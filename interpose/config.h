@@ -32,6 +32,7 @@ struct gl_config {
     const char *cupti_lib; /* GPULEDGER_CUPTI_LIB: libcupti to load if none is loaded */
     int python;            /* GPULEDGER_PYTHON: GL_PYTHON_* */
     unsigned python_depth; /* GPULEDGER_PYTHON_DEPTH: Python frames per stack */
+    unsigned torch_native_depth; /* GPULEDGER_TORCH_NATIVE_DEPTH: native frames above them in a block's stack */
     int free_stacks;       /* GPULEDGER_FREE_STACKS: GL_FREE_STACKS_* */
     int unwind;            /* GPULEDGER_UNWIND: GL_UNWIND_* */
     int clock_tsc;         /* GPULEDGER_CLOCK: 1 auto (the TSC where invariant), 0 monotonic */

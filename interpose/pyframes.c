@@ -47,6 +47,11 @@ static uintptr_t interp_lo, interp_hi; /* the module that holds it */
  * the allocating line and the program's own entry point both survive. */
 #define PY_TAIL 16
 
+/* When only the innermost native frames are kept (a PyTorch block's), the
+ * walk goes this many frames further: our own and the allocator shim's,
+ * left out of the stack, are fewer. */
+#define NATIVE_SLACK 12
+
 struct tail {
     uintptr_t code[PY_TAIL];
     int64_t addr[PY_TAIL];
@@ -192,13 +197,13 @@ unsigned gl_py_merge(uintptr_t *ips, unsigned n, unsigned cap, unsigned *py, int
     return merge_ts(ts, ips, n, cap, py, py_truncated);
 }
 
-unsigned gl_py_stack(uintptr_t *ips, unsigned depth, unsigned cap, int mode, int *truncated)
+unsigned gl_py_stack(uintptr_t *ips, unsigned depth, unsigned native, unsigned cap, int mode, int *truncated)
 {
     uintptr_t ts = 0;
     if (mode != GL_PY_MIXED && atomic_load_explicit(&ready, memory_order_acquire) && f_initialized() &&
         !f_finalizing())
         ts = (uintptr_t)f_this_ts();
-    if (ts && mode == GL_PY_ONLY) {
+    if (ts && (mode == GL_PY_ONLY || native == 0)) {
         /* the Python frames alone (what PyTorch's stacks="python" keeps):
          * no native unwinding at all. A thread with no Python frame on
          * its stack right now gets native frames below. */
@@ -224,12 +229,17 @@ unsigned gl_py_stack(uintptr_t *ips, unsigned depth, unsigned cap, int mode, int
      * (calls of builtins, vectorcall plumbing), then the Python frames. */
     int stopped;
     const struct gl_stack_to to = {eval_lo, eval_hi, interp_lo, interp_hi};
-    unsigned k = gl_stack_capture_to(ips, depth, &to, &stopped, truncated);
+    /* the innermost `native` frames only: a walk of about as many frames
+     * (0 and no Python frame running: all of them) */
+    unsigned k = native && native < depth ? gl_stack_capture_to(ips, native, NATIVE_SLACK, &to, &stopped, truncated)
+                                          : gl_stack_capture_to(ips, depth, GL_STACK_SLACK, &to, &stopped, truncated);
     unsigned room = cap > k ? cap - k : 0, limit = py_max < room ? py_max : room;
     int py_truncated;
     unsigned m = walk(ts, ips + k, limit, &py_truncated);
-    if (!m)
-        return k;
+    if (!m) /* no Python frame running after all: the whole native stack */
+        return native && native < depth && !stopped
+                   ? gl_stack_capture_to(ips, depth, GL_STACK_SLACK, &to, &stopped, truncated)
+                   : k;
     for (unsigned i = k; i < k + m; i++)
         ips[i] &= ~GROUP_END;
     *truncated = py_truncated; /* the outer end is the Python stack, complete unless cut */

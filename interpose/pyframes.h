@@ -45,10 +45,12 @@ enum { GL_PY_OFF = 0, GL_PY_ON = 1, GL_PY_MIXED = 2, GL_PY_ONLY = 3 };
 /* The stack of the calling thread into ips (capacity cap): native frames
  * (at most depth) merged with its Python frames. GL_PY_ON: a thread
  * running Python gets the native frames above the first eval-loop frame
- * and then all its Python frames (unwinding stops there: cheaper);
- * GL_PY_MIXED unwinds the whole native stack and interleaves; GL_PY_ONLY
- * keeps the Python frames alone (no unwinding) where there are any. */
-unsigned gl_py_stack(uintptr_t *ips, unsigned depth, unsigned cap, int mode, int *truncated);
+ * (at most `native` of them, the innermost: the walk stops there) and then
+ * all its Python frames (unwinding stops there: cheaper); GL_PY_MIXED
+ * unwinds the whole native stack and interleaves; GL_PY_ONLY keeps the
+ * Python frames alone (no unwinding) where there are any, as GL_PY_ON does
+ * with native 0. A thread without Python frames gets its native stack. */
+unsigned gl_py_stack(uintptr_t *ips, unsigned depth, unsigned native, unsigned cap, int mode, int *truncated);
 
 /* Writer side: file and qualified name of a pseudo address's code object,
  * and its line. Returns 0, or -1 if ip is not a valid Python frame. */

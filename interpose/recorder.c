@@ -128,7 +128,7 @@ static struct gl_event *claim_slot(uint64_t *pos)
 /* Inlined into gl_claim and gl_record: each frame of ours is one more for
  * every stack walk to step through. */
 static inline __attribute__((always_inline)) void gl_claim_depth(struct gl_claim *cl, const struct gl_call *c,
-                                                                 unsigned depth)
+                                                                 unsigned depth, unsigned native)
 {
     cl->ev = NULL;
     if (tls_held) /* this thread's next event: what it held goes as it is */
@@ -166,7 +166,7 @@ static inline __attribute__((always_inline)) void gl_claim_depth(struct gl_claim
     ev->reserved = 0;
     int truncated;
     unsigned n = depth && gl_st.cfg.python
-                     ? gl_py_stack(ev->ips, depth, gl_st.queue.slot_words, gl_st.cfg.python, &truncated)
+                     ? gl_py_stack(ev->ips, depth, native, gl_st.queue.slot_words, gl_st.cfg.python, &truncated)
                      : gl_stack_capture(ev->ips, depth, &truncated);
     ev->depth = (uint16_t)n;
     if (truncated) {
@@ -182,7 +182,8 @@ static inline __attribute__((always_inline)) void claim_inline(struct gl_claim *
     /* GPULEDGER_FREE_STACKS=0: frees and unmaps carry no stack (half the
      * unwinding in an alloc/free loop; the allocation's stack remains) */
     int release = gl_op_is_free(gl_api_op(c->api));
-    gl_claim_depth(cl, c, release && !gl_st.cfg.free_stacks ? 0 : gl_st.cfg.stack_depth);
+    unsigned depth = release && !gl_st.cfg.free_stacks ? 0 : gl_st.cfg.stack_depth;
+    gl_claim_depth(cl, c, depth, depth);
 }
 
 void gl_claim(struct gl_claim *cl, const struct gl_call *c)
@@ -192,17 +193,17 @@ void gl_claim(struct gl_claim *cl, const struct gl_call *c)
 
 void gl_claim_nostack(struct gl_claim *cl, const struct gl_call *c)
 {
-    gl_claim_depth(cl, c, 0);
+    gl_claim_depth(cl, c, 0, 0);
 }
 
-void gl_claim_with_depth(struct gl_claim *cl, const struct gl_call *c, unsigned depth)
+void gl_claim_with_depth(struct gl_claim *cl, const struct gl_call *c, unsigned depth, unsigned native)
 {
-    gl_claim_depth(cl, c, depth);
+    gl_claim_depth(cl, c, depth, native);
 }
 
 void gl_claim_label(struct gl_claim *cl, const struct gl_call *c, const char *label)
 {
-    gl_claim_depth(cl, c, 0);
+    gl_claim_depth(cl, c, 0, 0);
     if (!cl->ev)
         return;
     /* the label travels where the stack would: slot_words words */
@@ -268,7 +269,7 @@ int gl_wrap_depth(void)
 void gl_record_at(const struct gl_call *c, uint64_t ts_ns)
 {
     struct gl_claim cl;
-    gl_claim_depth(&cl, c, 0);
+    gl_claim_depth(&cl, c, 0, 0);
     if (cl.ev) {
         cl.ev->ts_ns = ts_ns;
         cl.ev->flags |= GL_EVF_TS_NS;

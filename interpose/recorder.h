@@ -69,9 +69,11 @@ void gl_claim(struct gl_claim *cl, const struct gl_call *c);
 /* Claim without a stack (an effect of a call whose stack another event
  * carries). */
 void gl_claim_nostack(struct gl_claim *cl, const struct gl_call *c);
-/* Claim with a stack of `depth` frames (0: none), for callers that decide
- * it themselves (torch_trace.c). */
-void gl_claim_with_depth(struct gl_claim *cl, const struct gl_call *c, unsigned depth);
+/* Claim with a stack of `depth` native frames (0: no stack at all), of
+ * which at most `native` above the Python frames on a thread running
+ * Python (pyframes.h), for callers that decide it themselves
+ * (torch_trace.c). */
+void gl_claim_with_depth(struct gl_claim *cl, const struct gl_call *c, unsigned depth, unsigned native);
 /* Claim for an annotation: the label is carried instead of a stack. */
 void gl_claim_label(struct gl_claim *cl, const struct gl_call *c, const char *label);
 /* Fill in the result (and anything else known after the call) and publish. */

@@ -127,14 +127,14 @@ unsigned gl_stack_capture_slack(uintptr_t *ips, unsigned max_depth, unsigned sla
     return kept;
 }
 
-unsigned gl_stack_capture_to(uintptr_t *ips, unsigned max_depth, const struct gl_stack_to *to, int *stopped,
-                             int *truncated)
+unsigned gl_stack_capture_to(uintptr_t *ips, unsigned max_depth, unsigned slack, const struct gl_stack_to *to,
+                             int *stopped, int *truncated)
 {
     *truncated = 0;
     *stopped = 0;
     if (max_depth == 0)
         return 0;
-    int cap = (int)(max_depth + GL_STACK_SLACK);
+    int cap = (int)(max_depth + (slack < GL_STACK_SLACK ? slack : GL_STACK_SLACK));
     int n = use_fast ? gl_unwind_fast_to(ips, cap, to->stop_lo, to->stop_hi) : -1;
     if (n < 0) { /* libunwind walks the whole depth: find the stop */
         n = unw_backtrace((void **)ips, cap);

@@ -33,14 +33,14 @@ unsigned gl_stack_capture_slack(uintptr_t *ips, unsigned max_depth, unsigned sla
 /* The native frames above the first return address whose call lies in
  * [stop_lo, stop_hi) (a Python thread's eval loop), leaving out those whose
  * call lies in [drop_lo, drop_hi) (the rest of the interpreter): walks at
- * most max_depth + GL_STACK_SLACK frames to find the stop, keeps at most
- * max_depth (innermost first, our own frames removed, the stop frame left
- * out); *stopped says whether it was found. */
+ * most max_depth + slack (at most GL_STACK_SLACK) frames to find the stop,
+ * keeps at most max_depth (innermost first, our own frames removed, the
+ * stop frame left out); *stopped says whether it was found. */
 struct gl_stack_to {
     uintptr_t stop_lo, stop_hi, drop_lo, drop_hi;
 };
-unsigned gl_stack_capture_to(uintptr_t *ips, unsigned max_depth, const struct gl_stack_to *to, int *stopped,
-                             int *truncated);
+unsigned gl_stack_capture_to(uintptr_t *ips, unsigned max_depth, unsigned slack, const struct gl_stack_to *to,
+                             int *stopped, int *truncated);
 
 /* The [lo, hi) range of the code segment that contains `addr` (via the loaded
  * program headers); returns 0 on success. */

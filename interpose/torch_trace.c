@@ -107,7 +107,12 @@ GL_EXPORT void gpuledger_torch_event(int action, int device, uint64_t addr, uint
                          ? gl_st.cfg.stack_depth
                          : 0;
     struct gl_claim cl;
-    gl_claim_with_depth(&cl, &c, depth);
+    /* a block allocated from Python: its Python frames and the innermost
+     * native ones (the allocator and the op that called it); walking the
+     * dispatcher's frames down to the interpreter too cost a training step
+     * more than the rest of the recording */
+    unsigned native = act[action].kind == GL_KIND_BLOCK && !oom ? gl_st.cfg.torch_native_depth : depth;
+    gl_claim_with_depth(&cl, &c, depth, native);
     if (cl.ev) {
         cl.ev->op = act[action].op;
         cl.ev->kind = act[action].kind;
@@ -134,7 +139,7 @@ GL_EXPORT void gpuledger_tag(int category, const uint64_t *addrs, const uint64_t
                             .size = sizes ? sizes[i] : 0,
                             .aux = (uint64_t)category};
         struct gl_claim cl;
-        gl_claim_with_depth(&cl, &c, 0);
+        gl_claim_with_depth(&cl, &c, 0, 0);
         gl_publish(&cl, 0);
     }
     gl_leave();
