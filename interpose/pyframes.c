@@ -59,6 +59,16 @@ struct tail {
     unsigned n; /* frames seen past the head, of which the last PY_TAIL are here */
 };
 
+/* The innermost frame of a thread state (0: it runs no Python now, as a
+ * thread that once held the GIL, e.g. autograd's, between its calls). */
+static uintptr_t first_frame(uintptr_t ts)
+{
+    if (vt->style == ST_FRAMEOBJ || vt->style == ST_313)
+        return rd_ptr(ts + (uintptr_t)vt->ts_frame);
+    uintptr_t cf = rd_ptr(ts + (uintptr_t)vt->ts_frame);
+    return cf ? rd_ptr(cf + (uintptr_t)vt->cf_cur) : 0;
+}
+
 /* The calling thread's Python frames, innermost first, into out[0..max).
  * The last frame run by one call of the eval loop carries GROUP_END. */
 static unsigned walk(uintptr_t ts, uintptr_t *out, unsigned max, int *truncated)
@@ -67,15 +77,9 @@ static unsigned walk(uintptr_t ts, uintptr_t *out, unsigned max, int *truncated)
     unsigned head_max = max > 2 * PY_TAIL ? max - PY_TAIL : max;
     struct tail t;
     t.n = 0;
-    uintptr_t f;
     *truncated = 0;
     int frameobj = vt->style == ST_FRAMEOBJ;
-    if (frameobj || vt->style == ST_313)
-        f = rd_ptr(ts + (uintptr_t)vt->ts_frame);
-    else {
-        uintptr_t cf = rd_ptr(ts + (uintptr_t)vt->ts_frame);
-        f = cf ? rd_ptr(cf + (uintptr_t)vt->cf_cur) : 0;
-    }
+    uintptr_t f = first_frame(ts);
     for (; f && guard < 4096; f = rd_ptr(f + (uintptr_t)vt->f_back), guard++) {
         int end = frameobj; /* 3.9/3.10: every frame is a call of the eval loop */
         if (!frameobj && vt->style != ST_311 &&
@@ -203,6 +207,8 @@ unsigned gl_py_stack(uintptr_t *ips, unsigned depth, unsigned native, unsigned c
     if (mode != GL_PY_MIXED && atomic_load_explicit(&ready, memory_order_acquire) && f_initialized() &&
         !f_finalizing())
         ts = (uintptr_t)f_this_ts();
+    if (ts && !first_frame(ts))
+        ts = 0; /* no Python running on this thread now: its native stack */
     if (ts && (mode == GL_PY_ONLY || native == 0)) {
         /* the Python frames alone (what PyTorch's stacks="python" keeps):
          * no native unwinding at all. A thread with no Python frame on
@@ -236,10 +242,8 @@ unsigned gl_py_stack(uintptr_t *ips, unsigned depth, unsigned native, unsigned c
     unsigned room = cap > k ? cap - k : 0, limit = py_max < room ? py_max : room;
     int py_truncated;
     unsigned m = walk(ts, ips + k, limit, &py_truncated);
-    if (!m) /* no Python frame running after all: the whole native stack */
-        return native && native < depth && !stopped
-                   ? gl_stack_capture_to(ips, depth, GL_STACK_SLACK, &to, &stopped, truncated)
-                   : k;
+    if (!m)
+        return k;
     for (unsigned i = k; i < k + m; i++)
         ips[i] &= ~GROUP_END;
     *truncated = py_truncated; /* the outer end is the Python stack, complete unless cut */

@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # gpu-cost-breakdown.sh — on the device machine: where the tensor ledger's
-# cost per tensor goes, to decide what to make cheaper. Prints to
-# $OUT/breakdown.txt:
-#  1. the in-process A/B of scripts/gpu/torch_alloc_ab.py both (gpuledger vs
-#     _record_memory_history(stacks="python"), the same loop and process) for
-#     stack variants: Python frames alone, the default (Python and native),
-#     native frames capped (GPULEDGER_STACK_DEPTH); with each run's unwinder
-#     memo hits and the most frequent block stack, frame by frame;
-#  2. NVML's per-process and device-memory queries, timed (what a mark's
-#     usage sample costs the thread that marks);
-#  3. the GPT step A/B (torch_train.py --ab) with marks sampling usage at
-#     each optimizer step (default) and almost never (MARK_SAMPLE_MS=60000).
-# Prepare with scripts/device-prep.sh; carry ["build-device", ".device-deps"].
+# cost goes, stack setting by stack setting. Prints to $OUT/breakdown.txt:
+#  1. facts of one recorded GPT run (scripts/gpu/torch_train.py, 40 steps):
+#     the unwinder's walks and memo hits, and per thread and event kind the
+#     events, their mean stack depth and how many have Python frames;
+#  2. the GPT step A/B (torch_train.py --ab: recording on and off at
+#     alternate steps, 200 steps, REPS processes per setting, the settings
+#     interleaved) for each setting of STEP_VARIANTS;
+#  3. the allocation loop's in-process A/B (torch_alloc_ab.py both:
+#     gpuledger vs _record_memory_history(stacks="python")) for each setting
+#     of LOOP_VARIANTS (none by default: gpu-tensor-ledger.sh PART=cost
+#     measures the default and GPULEDGER_PYTHON=only).
+# A setting: default, only (GPULEDGER_PYTHON=only), nostack
+# (GPULEDGER_STACK_DEPTH=0), nativeN (GPULEDGER_TORCH_NATIVE_DEPTH=N), or
+# VAR=VALUE.
+#   carry: ["build-device", ".device-deps"] (scripts/device-prep.sh)
+#   command: bash scripts/gpu-cost-breakdown.sh
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=${GL_BUILD:-$ROOT/build-device}
@@ -25,71 +29,50 @@ W=$(mktemp -d)
 export GPULEDGER_CACHE_DIR="$W/cache"
 S="$ROOT/scripts/gpu"
 exec > >(tee -a "$OUT/breakdown.txt") 2>&1
-echo "== $(date -u +%FT%TZ) $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null) $(nproc) CPUs"
-PIN="taskset -c ${CPUS:-2,3}"
-variants=${VARIANTS:-"only default depth12 depth6"}
-for rep in ${REPS:-1 2}; do
-  for v in $variants; do
-    case $v in
-      only) envs="GPULEDGER_PYTHON=only" ;;
-      default) envs="GPULEDGER_PYTHON=1" ;;
-      depth*) envs="GPULEDGER_PYTHON=1 GPULEDGER_STACK_DEPTH=${v#depth}" ;;
-      *) envs="$v" ;;
-    esac
-    r=$(env $envs "$GL" run -q --torch blocks -o "$W/ab.db" -- $PIN "$PY" "$S/torch_alloc_ab.py" both --rounds 11 \
-        2>"$W/ab.err" | tail -1)
-    echo "alloc-ab $v $rep $r" | cut -c1-420
-    [ -s "$W/ab.err" ] && tail -3 "$W/ab.err"
-    if [ "$rep" = 1 ]; then
-      "$PY" - "$W/ab.db" <<'PYEOF'
+echo "== $(date -u +%FT%TZ) $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null), $(nproc) CPUs"
+setting() { # NAME -> the environment it stands for
+  case $1 in
+    default) echo "GPULEDGER_QUIET=1" ;;
+    only) echo "GPULEDGER_PYTHON=only" ;;
+    nostack) echo "GPULEDGER_STACK_DEPTH=0" ;;
+    native*) echo "GPULEDGER_TORCH_NATIVE_DEPTH=${1#native}" ;;
+    *) echo "$1" ;;
+  esac
+}
+
+echo "-- one GPT run (40 steps), default settings"
+"$GL" run -q --torch blocks -o "$W/d.db" -- "$PY" "$S/torch_train.py" --steps 40 >/dev/null 2>&1
+"$PY" - "$W/d.db" <<'PYEOF'
 import sqlite3, sys
 db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
 print("meta", " ".join("%s=%s" % r for r in db.execute("SELECT key, value FROM meta WHERE key LIKE 'unwind%'")))
-top = db.execute("""SELECT e.stack_id, count(*) n FROM event_log e JOIN kind_names k ON k.id = e.kind
-    WHERE k.name = 'block' AND e.op = 1 GROUP BY e.stack_id ORDER BY n DESC LIMIT 1""").fetchone()
-if top:
-    print("top block stack: %d allocations" % top[1])
-    for r in db.execute("SELECT depth, python, symbol, coalesce(module, file, '') FROM stack_frames WHERE stack_id = ? "
-                        "ORDER BY depth", (top[0],)):
-        print("  %2d %s %s  %s" % (r[0], "py" if r[1] else "  ", (r[2] or "?")[:90], r[3][-40:]))
+print("events", db.execute("SELECT count(*) FROM event_log").fetchone()[0],
+      "distinct stacks", db.execute("SELECT count(*) FROM stacks").fetchone()[0])
+for r in db.execute("""SELECT e.tid, k.name, o.name, count(*), round(avg(s.depth), 1),
+        sum(EXISTS(SELECT 1 FROM stack_frames f WHERE f.stack_id = e.stack_id AND f.python))
+        FROM event_log e JOIN kind_names k ON k.id = e.kind JOIN op_names o ON o.id = e.op
+        LEFT JOIN stacks s ON s.id = e.stack_id
+        GROUP BY e.tid, k.name, o.name ORDER BY count(*) DESC LIMIT 8"""):
+    print("  thread %s %s %s: %d events, mean depth %s, %d with Python frames" % r)
 PYEOF
-    fi
-    rm -f "$W/ab.db"
+rm -f "$W/d.db"
+
+echo "-- GPT step A/B (recording on/off at alternate steps; ab_added_pct per process)"
+for rep in $(seq 1 "${REPS:-3}"); do
+  for v in ${STEP_VARIANTS:-default native0 native48 nostack}; do
+    r=$(env $(setting "$v") "$GL" run -q --torch blocks -o "$W/s.db" -- "$PY" "$S/torch_train.py" --steps 200 --ab \
+        2>/dev/null | tail -1)
+    echo "step $v $rep $(echo "$r" | cut -c1-120)"
+    rm -f "$W/s.db"
   done
 done
-echo "== NVML queries (us per call, median of 200)"
-"$PY" - <<'PYEOF'
-import ctypes, statistics, time, torch
-torch.zeros(1, device="cuda")
-nv = ctypes.CDLL("libnvidia-ml.so.1")
-assert nv.nvmlInit_v2() == 0
-h = ctypes.c_void_p()
-assert nv.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(h)) == 0
-class Proc(ctypes.Structure):
-    _fields_ = [("pid", ctypes.c_uint), ("used", ctypes.c_ulonglong), ("gi", ctypes.c_uint), ("ci", ctypes.c_uint)]
-class Mem(ctypes.Structure):
-    _fields_ = [("total", ctypes.c_ulonglong), ("free", ctypes.c_ulonglong), ("used", ctypes.c_ulonglong)]
-procs = (Proc * 64)()
-mem = Mem()
-def t(f):
-    xs = []
-    for _ in range(200):
-        t0 = time.perf_counter_ns(); f(); xs.append(time.perf_counter_ns() - t0)
-    return statistics.median(xs) / 1000, max(xs) / 1000
-def p():
-    n = ctypes.c_uint(64); nv.nvmlDeviceGetComputeRunningProcesses_v3(h, ctypes.byref(n), procs)
-print("nvmlDeviceGetComputeRunningProcesses_v3: median %.1f us, max %.1f" % t(p))
-print("nvmlDeviceGetMemoryInfo: median %.1f us, max %.1f" % t(lambda: nv.nvmlDeviceGetMemoryInfo(h, ctypes.byref(mem))))
-free, total = ctypes.c_size_t(), ctypes.c_size_t()
-print("torch.cuda.mem_get_info: median %.1f us, max %.1f" % t(lambda: torch.cuda.mem_get_info()))
-PYEOF
-echo "== GPT step A/B, recording on/off at alternate steps"
-for rep in 1 2 3; do
-  for ms in 10 60000; do
-    r=$(GPULEDGER_MARK_SAMPLE_MS=$ms "$GL" run -q --torch blocks -o "$W/s.db" -- "$PY" "$S/torch_train.py" --steps 300 --ab \
-        2>/dev/null | tail -1)
-    echo "step mark_sample_ms=$ms $rep $(echo "$r" | cut -c1-160)"
-    rm -f "$W/s.db"
+
+for rep in $(seq 1 "${REPS:-3}"); do
+  for v in ${LOOP_VARIANTS:-}; do
+    r=$(env $(setting "$v") "$GL" run -q --torch blocks -o "$W/ab.db" -- taskset -c "${CPUS:-2,3}" "$PY" \
+        "$S/torch_alloc_ab.py" both --rounds 11 2>/dev/null | tail -1)
+    echo "alloc-ab $v $rep $(echo "$r" | cut -c1-300)"
+    rm -f "$W/ab.db"
   done
 done
 echo "== done $(date -u +%FT%TZ)"

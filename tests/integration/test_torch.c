@@ -435,27 +435,40 @@ static void stand_in_torch(void)
         fail_msg("setting up the stand-in torch: %s", r.err);
 }
 
-/* The job under gpuledger run --torch MODE (NULL: no --torch, the default). */
-static sqlite3 *run_job(struct run_result *r, const char *db, const char *mode, const char *hooks)
+/* The job under gpuledger run --torch MODE (NULL: no --torch, the default),
+ * with GPULEDGER_TORCH_HOOKS=hooks and one more variable (or NULL). */
+static sqlite3 *run_job_env(struct run_result *r, const char *db, const char *mode, const char *hooks,
+                            const char *more)
 {
-    static char env[4][1200];
+    static char env[5][1200];
     snprintf(env[0], sizeof env[0], "PYTHONPATH=%s:%s/user", h_dir(), h_dir());
     snprintf(env[1], sizeof env[1], "GPULEDGER_CACHE_DIR=%s/cache", h_dir());
     snprintf(env[2], sizeof env[2], "LD_LIBRARY_PATH=%s", h_build("tests/fakecuda"));
     snprintf(env[3], sizeof env[3], "GPULEDGER_TORCH_HOOKS=%s", hooks);
+    snprintf(env[4], sizeof env[4], "%s", more ? more : "GPULEDGER_QUIET=0");
     static char path[600];
     snprintf(path, sizeof path, "%s/%s", h_dir(), db);
     if (mode)
-        h_run(r, ENV(env[0], env[1], env[2], env[3]),
+        h_run(r, ENV(env[0], env[1], env[2], env[3], env[4]),
               ARGV(GL, "run", "-q", "--torch", mode, "-o", path, "--", "/usr/bin/env", "python3",
                    src("tests/progs/py_torch.py")));
     else
-        h_run(r, ENV(env[0], env[1], env[2], env[3]),
+        h_run(r, ENV(env[0], env[1], env[2], env[3], env[4]),
               ARGV(GL, "run", "-q", "-o", path, "--", "/usr/bin/env", "python3", src("tests/progs/py_torch.py")));
     if (r->status != 0)
         fail_msg("py_torch.py: exit %d\n%s\n%s", r->status, r->out, r->err);
     return h_open(path);
 }
+
+static sqlite3 *run_job(struct run_result *r, const char *db, const char *mode, const char *hooks)
+{
+    return run_job_env(r, db, mode, hooks, NULL);
+}
+
+/* The most native frames in the stack of a block made from Python. */
+#define MOST_NATIVE_FRAMES                                                                                           \
+    "SELECT max(n) FROM (SELECT count(*) n FROM tensor_blocks b JOIN stack_frames f ON f.stack_id = b.stack_id AND " \
+    "NOT f.python GROUP BY b.id)"
 
 /* The line "category a:n b:n ..." the job printed = the tagged blocks of
  * that category (those live at the end, for the ones that come and go). */
@@ -499,6 +512,10 @@ static void test_python_job(void **state)
     assert_int_equal(h_int(db, "SELECT count(*) FROM tensor_blocks b JOIN stack_frames f ON f.stack_id = b.stack_id "
                                "AND f.python AND f.symbol = 'AdamW._step' AND f.line IN (61, 62)"),
                      4 * 2);
+    /* a block made from Python: its Python frames and the native frames
+     * above them (7 here: ctypes' and the stand-in allocator's; at most
+     * GPULEDGER_TORCH_NATIVE_DEPTH, 8) */
+    assert_int_equal(h_int(db, MOST_NATIVE_FRAMES), 7);
     /* identity: the tagged blocks are exactly the job's tensors */
     same_tags(db, r.out, "parameters", 0);
     same_tags(db, r.out, "buffers", 0);
@@ -532,6 +549,22 @@ static void test_python_job(void **state)
     db = run_job(&r, "again.db", "blocks", "1");
     assert_null(strstr(r.err, "building the PyTorch allocator shim"));
     assert_true(h_int(db, "SELECT count(*) FROM tensor_blocks") > 40);
+    sqlite3_close(db);
+
+    /* GPULEDGER_TORCH_NATIVE_DEPTH: the innermost 3 native frames, then
+     * none (the Python frames alone; every block still has its line) */
+    db = run_job_env(&r, "native3.db", "blocks", "1", "GPULEDGER_TORCH_NATIVE_DEPTH=3");
+    assert_int_equal(h_int(db, MOST_NATIVE_FRAMES), 3);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM tensor_blocks b JOIN stack_frames f ON f.stack_id = b.stack_id "
+                               "AND f.python AND f.symbol = 'AdamW._step' AND f.line IN (61, 62)"),
+                     4 * 2);
+    sqlite3_close(db);
+    db = run_job_env(&r, "native0.db", "blocks", "1", "GPULEDGER_TORCH_NATIVE_DEPTH=0");
+    assert_string_equal(h_text(db, MOST_NATIVE_FRAMES), ""); /* no block has any */
+    assert_int_equal(h_int(db, "SELECT count(*) FROM tensor_blocks WHERE stack_id IS NULL"), 0);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM tensor_blocks b JOIN stack_frames f ON f.stack_id = b.stack_id "
+                               "AND f.python AND f.symbol = 'AdamW._step' AND f.line IN (61, 62)"),
+                     4 * 2);
     sqlite3_close(db);
 
     /* GPULEDGER_TORCH_HOOKS=0: blocks, no tags, no steps */
