@@ -29,7 +29,7 @@ W=$(mktemp -d)
 export GPULEDGER_CACHE_DIR="$W/cache"
 S="$ROOT/scripts/gpu"
 exec > >(tee -a "$OUT/breakdown.txt") 2>&1
-echo "== $(date -u +%FT%TZ) $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null), $(nproc) CPUs"
+echo "== $(date -u +%FT%TZ), $(nproc) CPUs"
 setting() { # NAME -> the environment it stands for
   case $1 in
     default) echo "GPULEDGER_QUIET=1" ;;
