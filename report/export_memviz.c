@@ -187,7 +187,7 @@ static void entry(struct mv *m, const char *action, uint64_t addr, uint64_t size
     frames(m, stack_id);
     gl_pk_next(&m->p, &d);
     gl_pk_key(&m->p, "time_us");
-    gl_pk_int(&m->p, (ts - m->r->first_ns) / 1000);
+    gl_pk_int(&m->p, gl_ns_since(ts, m->r->first_ns) / 1000);
     gl_pk_seq_end(&m->p, &d);
 }
 

@@ -33,7 +33,7 @@
 
 static double us(const struct gl_run *r, int64_t ts)
 {
-    return (double)(ts - r->first_ns) / 1e3;
+    return (double)gl_ns_since(ts, r->first_ns) / 1e3;
 }
 
 static void counter(struct gl_json *j, const struct gl_run *r, const char *name, double ts, int64_t bytes)

@@ -502,8 +502,8 @@ static int write_groups(struct gl_json *j, const char *key, struct ctx *c, const
             gl_jw_null(j, NULL);
             gl_jw_null(j, NULL);
         } else if (times) {
-            gl_jw_i64(j, NULL, g->v[i].first_ns - c->r->first_ns);
-            gl_jw_i64(j, NULL, g->v[i].last_ns - c->r->first_ns);
+            gl_jw_i64(j, NULL, gl_ns_since(g->v[i].first_ns, c->r->first_ns));
+            gl_jw_i64(j, NULL, gl_ns_since(g->v[i].last_ns, c->r->first_ns));
         }
         if (times) /* never freed: held at exit by design, not a leak */
             gl_jw_bool(j, NULL, gl_group_is_held(&g->v[i]));
@@ -528,7 +528,7 @@ static int write_ooms(struct gl_json *j, struct ctx *c, const struct gl_device *
         gl_groups_categorize(&g, c->o->rules, &c->stacks);
         gl_jw_obj(j, NULL);
         gl_jw_i64(j, "seq", fl->seq);
-        gl_jw_i64(j, "t", fl->ts_ns - r->first_ns);
+        gl_jw_i64(j, "t", gl_ns_since(fl->ts_ns, r->first_ns));
         gl_jw_str(j, "api", gl_api_name(fl->api));
         gl_jw_u64(j, "size", fl->size);
         gl_jw_i64(j, "result", fl->result);
@@ -603,7 +603,7 @@ static int write_device(struct gl_json *j, struct ctx *c, int k, const struct de
     gl_jw_i64(j, "device", dev->device);
     gl_jw_arr(j, "peak");
     gl_jw_i64(j, NULL, dev->peak_seq);
-    gl_jw_i64(j, NULL, dev->peak_ns - t0);
+    gl_jw_i64(j, NULL, gl_ns_since(dev->peak_ns, t0));
     gl_jw_u64(j, NULL, dev->peak);
     gl_jw_end(j);
     gl_jw_u64(j, "end_bytes", dev->live_end);
@@ -612,7 +612,7 @@ static int write_device(struct gl_json *j, struct ctx *c, int k, const struct de
     for (size_t i = 0; i < d->nm; i++) {
         gl_jw_arr(j, NULL);
         gl_jw_i64(j, NULL, d->m[i].seq);
-        gl_jw_i64(j, NULL, d->m[i].ts - t0);
+        gl_jw_i64(j, NULL, gl_ns_since(d->m[i].ts, t0));
         gl_jw_i64(j, NULL, d->bytes.v[i]);
         gl_jw_end(j);
     }
@@ -646,7 +646,7 @@ static void write_holes(struct gl_json *j, struct gl_run *r)
         for (size_t s = 0; s < h[i].nseries; s++) {
             const struct gl_hole_stat *x = &h[i].series[s];
             const int64_t v[7] = {x->seq,
-                                  x->ts_ns - r->first_ns,
+                                  gl_ns_since(x->ts_ns, r->first_ns),
                                   (int64_t)x->reserved,
                                   (int64_t)x->live,
                                   (int64_t)x->free,
@@ -666,7 +666,7 @@ static void write_holes(struct gl_json *j, struct gl_run *r)
 static void write_heap_point(struct gl_json *j, const char *key, const struct gl_run *r, const struct gl_heap_point *p)
 {
     const int64_t v[9] = {p->seq,
-                          p->ts_ns - r->first_ns,
+                          gl_ns_since(p->ts_ns, r->first_ns),
                           (int64_t)p->fs.used,
                           (int64_t)p->fs.free,
                           (int64_t)p->fs.holes,
@@ -735,7 +735,7 @@ static void write_annots(struct gl_json *j, struct gl_run *r, const struct gl_an
         }
         gl_jw_arr(j, NULL);
         gl_jw_i64(j, NULL, x->seq);
-        gl_jw_i64(j, NULL, x->ts_ns - r->first_ns);
+        gl_jw_i64(j, NULL, gl_ns_since(x->ts_ns, r->first_ns));
         gl_jw_str(j, NULL, x->label);
         gl_jw_end(j);
     }
@@ -753,9 +753,9 @@ static void write_annots(struct gl_json *j, struct gl_run *r, const struct gl_an
         int64_t end_seq = x->end_seq ? x->end_seq : 0, end_ns = x->end_seq ? x->end_ns : r->last_ns;
         gl_jw_arr(j, NULL);
         gl_jw_i64(j, NULL, x->seq);
-        gl_jw_i64(j, NULL, x->ts_ns - r->first_ns);
+        gl_jw_i64(j, NULL, gl_ns_since(x->ts_ns, r->first_ns));
         gl_jw_i64(j, NULL, end_seq);
-        gl_jw_i64(j, NULL, end_ns - r->first_ns);
+        gl_jw_i64(j, NULL, gl_ns_since(end_ns, r->first_ns));
         gl_jw_str(j, NULL, x->label);
         gl_jw_i64(j, NULL, x->depth);
         gl_jw_i64(j, NULL, x->tid);
@@ -862,11 +862,11 @@ int gl_html_data_write(FILE *f, struct gl_run *r, const struct gl_html_opts *o)
         gl_jw_i64(&j, "events", r->event_count);
         gl_jw_i64(&j, "dropped", r->dropped);
         gl_jw_i64(&j, "truncated", r->truncated);
-        gl_jw_i64(&j, "span_ns", r->last_ns - r->first_ns);
+        gl_jw_i64(&j, "span_ns", gl_ns_since(r->last_ns, r->first_ns));
         if (o->at) {
             gl_jw_obj(&j, "selected");
             gl_jw_i64(&j, "seq", o->at->seq);
-            gl_jw_i64(&j, "t", o->at->ts_ns - r->first_ns);
+            gl_jw_i64(&j, "t", gl_ns_since(o->at->ts_ns, r->first_ns));
             gl_jw_str(&j, "when", o->at->when);
             gl_jw_str(&j, "desc", o->at->desc);
             gl_jw_end(&j);

@@ -136,6 +136,16 @@ void gl_run_free(struct gl_run *r);
 /* A row of the ledger: CUDA memory (gl_kind_counts_on_device), except, on
  * a device with PyTorch's caching allocator, its segments (their tensors
  * are the rows, and what they hold besides is its cache). */
+/* t - t0 in ns, held at the int64 limits (a hostile or damaged database can
+ * hold any time stamp; the difference must not overflow) */
+static inline int64_t gl_ns_since(int64_t t, int64_t t0)
+{
+    int64_t d;
+    if (__builtin_sub_overflow(t, t0, &d))
+        return t < t0 ? INT64_MIN : INT64_MAX;
+    return d;
+}
+
 static inline int gl_is_item(const struct gl_alloc *a)
 {
     return (a->flags & GL_AF_ITEM) != 0;

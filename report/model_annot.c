@@ -17,6 +17,17 @@ void gl_annots_free(struct gl_annots *a)
     a->n = 0;
 }
 
+/* A time no recording has (a damaged or hostile row) is held within 2^52 ns
+ * (52 days) of the run's, so that every difference of times stays an int64;
+ * a recorded one is left as it is. */
+static int64_t sane_ns(const struct gl_run *r, int64_t ts)
+{
+    const int64_t margin = (int64_t)1 << 52;
+    int64_t lo = r->first_ns > INT64_MIN + margin ? r->first_ns - margin : INT64_MIN;
+    int64_t hi = r->last_ns < INT64_MAX - margin ? r->last_ns + margin : INT64_MAX;
+    return ts < lo ? lo : ts > hi ? hi : ts;
+}
+
 int gl_annots_load(struct gl_run *r, struct gl_annots *a, char *err, size_t errsz)
 {
     a->v = NULL;
@@ -31,7 +42,7 @@ int gl_annots_load(struct gl_run *r, struct gl_annots *a, char *err, size_t errs
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *op = (const char *)sqlite3_column_text(st, 3);
-        int64_t seq = sqlite3_column_int64(st, 0), ts = sqlite3_column_int64(st, 1);
+        int64_t seq = sqlite3_column_int64(st, 0), ts = sane_ns(r, sqlite3_column_int64(st, 1));
         int64_t parent = sqlite3_column_int64(st, 5);
         uint64_t k;
         if (op && !strcmp(op, "range_pop")) {
