@@ -242,8 +242,8 @@ unsigned gl_py_stack(uintptr_t *ips, unsigned depth, unsigned native, unsigned c
     unsigned room = cap > k ? cap - k : 0, limit = py_max < room ? py_max : room;
     int py_truncated;
     unsigned m = walk(ts, ips + k, limit, &py_truncated);
-    if (!m)
-        return k;
+    if (!m) /* no Python frame to put below the innermost native ones (rare): all of them */
+        return native && native < depth && !stopped ? gl_stack_capture(ips, depth, truncated) : k;
     for (unsigned i = k; i < k + m; i++)
         ips[i] &= ~GROUP_END;
     *truncated = py_truncated; /* the outer end is the Python stack, complete unless cut */

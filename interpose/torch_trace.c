@@ -109,8 +109,8 @@ GL_EXPORT void gpuledger_torch_event(int action, int device, uint64_t addr, uint
     struct gl_claim cl;
     /* a block allocated from Python: its Python frames and the innermost
      * native ones (the allocator and the op that called it); walking the
-     * dispatcher's frames down to the interpreter too cost a training step
-     * more than the rest of the recording */
+     * dispatcher's frames down to the interpreter too was most of what
+     * recording cost a training step in a slow phase of the H200 host */
     unsigned native = act[action].kind == GL_KIND_BLOCK && !oom ? gl_st.cfg.torch_native_depth : depth;
     gl_claim_with_depth(&cl, &c, depth, native);
     if (cl.ev) {

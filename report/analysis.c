@@ -248,7 +248,8 @@ int gl_leaks(struct gl_run *r, int device, const struct gl_leak_opts *o, struct 
         if (!(gl_is_item(a) || (o->include_host && gl_kind_layer(a->kind) == GL_LAYER_HOST)))
             continue;
         int unfreed = a->free_seq == 0;
-        int long_lived = o->lifetime_ns > 0 && (a->free_seq ? a->free_ns : end) - a->alloc_ns >= o->lifetime_ns;
+        int long_lived =
+            o->lifetime_ns > 0 && gl_ns_since(a->free_seq ? a->free_ns : end, a->alloc_ns) >= o->lifetime_ns;
         if (unfreed || long_lived) {
             group_add(&gr, a);
             if (unfreed && gl_is_item(a))

@@ -110,12 +110,12 @@ void gl_print_skipped(FILE *f, const struct gl_run *r)
 /* digits after the point: µs when the whole run is shorter than a second */
 static int digits(const struct gl_run *r)
 {
-    return r->last_ns - r->first_ns < 1000000000 ? 6 : 3;
+    return gl_ns_since(r->last_ns, r->first_ns) < 1000000000 ? 6 : 3;
 }
 
 const char *gl_fmt_rel(const struct gl_run *r, int64_t ns, char *buf, size_t sz)
 {
-    snprintf(buf, sz, "+%.*fs", digits(r), (double)(ns - r->first_ns) / 1e9);
+    snprintf(buf, sz, "+%.*fs", digits(r), (double)gl_ns_since(ns, r->first_ns) / 1e9);
     return buf;
 }
 

@@ -30,6 +30,7 @@ export GPULEDGER_CACHE_DIR="$W/cache"
 S="$ROOT/scripts/gpu"
 exec > >(tee -a "$OUT/breakdown.txt") 2>&1
 echo "== $(date -u +%FT%TZ), $(nproc) CPUs"
+status=0
 setting() { # NAME -> the environment it stands for
   case $1 in
     default) echo "GPULEDGER_QUIET=1" ;;
@@ -62,7 +63,8 @@ for rep in $(seq 1 "${REPS:-3}"); do
   for v in ${STEP_VARIANTS:-default native0 native48 nostack}; do
     r=$(env $(setting "$v") "$GL" run -q --torch blocks -o "$W/s.db" -- "$PY" "$S/torch_train.py" --steps 200 --ab \
         2>/dev/null | tail -1)
-    echo "step $v $rep $(echo "$r" | cut -c1-120)"
+    echo "step $v $rep ${r:-FAILED: no result (run it by hand to see why)}" | cut -c1-160
+    [ -n "$r" ] || status=1
     rm -f "$W/s.db"
   done
 done
@@ -71,9 +73,11 @@ for rep in $(seq 1 "${REPS:-3}"); do
   for v in ${LOOP_VARIANTS:-}; do
     r=$(env $(setting "$v") "$GL" run -q --torch blocks -o "$W/ab.db" -- taskset -c "${CPUS:-2,3}" "$PY" \
         "$S/torch_alloc_ab.py" both --rounds 11 2>/dev/null | tail -1)
-    echo "alloc-ab $v $rep $(echo "$r" | cut -c1-300)"
+    echo "alloc-ab $v $rep ${r:-FAILED: no result (run it by hand to see why)}" | cut -c1-300
+    [ -n "$r" ] || status=1
     rm -f "$W/ab.db"
   done
 done
 echo "== done $(date -u +%FT%TZ)"
 sleep 1
+exit "$status"

@@ -15,8 +15,9 @@
  *                          every answer must equal the untouched database's
  *   hostile_db extremes DB two allocations of 3 x 2^60 bytes (the second
  *                          would take the live bytes past 2^62), a run
- *                          row that ends before it starts, a range and a
- *                          mark at times -2^63 and 2^63-1
+ *                          row that ends before it starts, an allocation
+ *                          at time -2^63, a range and a mark at times
+ *                          -2^63 and 2^63-1
  * Prints what it did on stdout. */
 #include <sqlite3.h>
 #include <stdint.h>
@@ -189,6 +190,7 @@ static int hostile_extremes(sqlite3 *db)
     const struct row rows[] = {
         {s + 1, t, tid, 1, 1, 0, 0x100000000000, big, 0, "alloc, 3 x 2^60 bytes"},
         {s + 2, t, tid, 1, 1, 0, 0x200000000000, big, 0, "alloc, 3 x 2^60 bytes more"},
+        {s + 5, INT64_MIN, tid, 1, 1, 0, 0x300000000000, 4096, 0, "alloc at time -2^63"},
     };
     /* ranges and marks at the ends of time (every verb's times are
      * differences from the run's start) */
@@ -198,7 +200,7 @@ static int hostile_extremes(sqlite3 *db)
              " (%lld, -9223372036854775807 - 1, %lld, 'range_push', 'from the start of time', NULL),"
              " (%lld, 9223372036854775807, %lld, 'mark', 'at the end of time', NULL)",
              (long long)(s + 3), (long long)tid, (long long)(s + 4), (long long)tid);
-    return append(db, rows, 2) || exec1(db, "UPDATE run SET end_ns = start_ns - 1") || exec1(db, sql);
+    return append(db, rows, 3) || exec1(db, "UPDATE run SET end_ns = start_ns - 1") || exec1(db, sql);
 }
 
 

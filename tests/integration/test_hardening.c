@@ -479,9 +479,9 @@ static void test_hostile_values(void **state)
     assert_int_equal(r.status, 0);
     h_run_in(&r, plain, NULL, ARGV(GL, "summary", "demo.db"));
     assert_int_equal(r.status, 0);
-    assert_string_equal(r.err, "gpuledger: demo.db: 2 rows skipped, breaking an invariant: live device bytes would "
-                               "reach 2^62: 1 (first seq 35); the run row ends before it starts (its end is ignored): "
-                               "1\n");
+    assert_string_equal(r.err, "gpuledger: demo.db: 3 rows skipped, breaking an invariant: live device bytes would "
+                               "reach 2^62: 1 (first seq 35); time outside the run: 1 (first seq 38); the run row "
+                               "ends before it starts (its end is ignored): 1\n");
     assert_string_equal(r.out, "gpuledger: demo.db: 34 events, peak 3145728.00 TiB on device 0, 3 allocations "
                                "(3145728.00 TiB) never freed, 1 out-of-memory failure\n");
     for (int v = 0; v < NVERBS; v++) {
@@ -491,6 +491,23 @@ static void test_hostile_values(void **state)
         h_run_in(&r, plain, NULL, argv);
         if (r.status != 0 && !(r.status == 1 && !strcmp(verbs[v][0], "gate")))
             fail_msg("gpuledger %s %s on extremes: exit %d: %.600s", verbs[v][0], verbs[v][1], r.status, r.err);
+    }
+    /* an event of the ledger moved to time -2^63: the moment of it, and
+     * lifetimes up to a time that far, without overflowing a difference */
+    sqlite3 *db = NULL;
+    snprintf(to, sizeof to, "%s/demo.db", plain);
+    assert_int_equal(sqlite3_open_v2(to, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "UPDATE event_log SET ts_ns = -9223372036854775807 - 1 WHERE seq = 20", NULL,
+                                  NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    static const char *const far[][5] = {{"report", "--at", "#20", "demo.db"}, {"leaks", "--lifetime-ms", "1", "demo.db"}};
+    for (int v = 0; v < 2; v++) {
+        h_run_in(&r, plain, NULL, ARGV(GL, far[v][0], far[v][1], far[v][2], far[v][3]));
+        if (r.status != 0)
+            fail_msg("gpuledger %s %s %s on extremes: exit %d: %.600s", far[v][0], far[v][1], far[v][2], r.status,
+                     r.err);
+        assert_null(strstr(r.err, "runtime error"));
     }
 }
 
