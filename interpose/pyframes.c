@@ -69,9 +69,10 @@ static uintptr_t first_frame(uintptr_t ts)
     return cf ? rd_ptr(cf + (uintptr_t)vt->cf_cur) : 0;
 }
 
-/* The calling thread's Python frames, innermost first, into out[0..max).
- * The last frame run by one call of the eval loop carries GROUP_END. */
-static unsigned walk(uintptr_t ts, uintptr_t *out, unsigned max, int *truncated)
+/* The calling thread's Python frames from its innermost frame f (its
+ * thread state's first_frame), innermost first, into out[0..max). The last
+ * frame run by one call of the eval loop carries GROUP_END. */
+static unsigned walk(uintptr_t f, uintptr_t *out, unsigned max, int *truncated)
 {
     unsigned m = 0, guard = 0;
     unsigned head_max = max > 2 * PY_TAIL ? max - PY_TAIL : max;
@@ -79,7 +80,6 @@ static unsigned walk(uintptr_t ts, uintptr_t *out, unsigned max, int *truncated)
     t.n = 0;
     *truncated = 0;
     int frameobj = vt->style == ST_FRAMEOBJ;
-    uintptr_t f = first_frame(ts);
     for (; f && guard < 4096; f = rd_ptr(f + (uintptr_t)vt->f_back), guard++) {
         int end = frameobj; /* 3.9/3.10: every frame is a call of the eval loop */
         if (!frameobj && vt->style != ST_311 &&
@@ -141,7 +141,7 @@ static unsigned merge_ts(uintptr_t ts, uintptr_t *ips, unsigned n, unsigned cap,
     *py_truncated = 0;
     uintptr_t buf[GL_PY_MAX_DEPTH];
     unsigned room = cap > n ? cap - n : 0, limit = py_max < room ? py_max : room;
-    unsigned m = walk(ts, buf, limit, py_truncated);
+    unsigned m = walk(first_frame(ts), buf, limit, py_truncated);
     if (!m)
         return n;
     unsigned groups = 0;
@@ -203,17 +203,17 @@ unsigned gl_py_merge(uintptr_t *ips, unsigned n, unsigned cap, unsigned *py, int
 
 unsigned gl_py_stack(uintptr_t *ips, unsigned depth, unsigned native, unsigned cap, int mode, int *truncated)
 {
-    uintptr_t ts = 0;
+    uintptr_t ts = 0, f = 0;
     if (mode != GL_PY_MIXED && atomic_load_explicit(&ready, memory_order_acquire) && f_initialized() &&
         !f_finalizing())
         ts = (uintptr_t)f_this_ts();
-    if (ts && !first_frame(ts))
-        ts = 0; /* no Python running on this thread now: its native stack */
+    if (ts && !(f = first_frame(ts))) /* no Python running on this thread now */
+        return gl_stack_capture(ips, depth, truncated);
     if (ts && (mode == GL_PY_ONLY || native == 0)) {
         /* the Python frames alone (what PyTorch's stacks="python" keeps):
          * no native unwinding at all. A thread with no Python frame on
          * its stack right now gets native frames below. */
-        unsigned m = walk(ts, ips, py_max < cap ? py_max : cap, truncated);
+        unsigned m = walk(f, ips, py_max < cap ? py_max : cap, truncated);
         if (m) {
             for (unsigned i = 0; i < m; i++)
                 ips[i] &= ~GROUP_END;
@@ -236,14 +236,15 @@ unsigned gl_py_stack(uintptr_t *ips, unsigned depth, unsigned native, unsigned c
     int stopped;
     const struct gl_stack_to to = {eval_lo, eval_hi, interp_lo, interp_hi};
     /* the innermost `native` frames only: a walk of about as many frames
-     * (0 and no Python frame running: all of them) */
-    unsigned k = native && native < depth ? gl_stack_capture_to(ips, native, NATIVE_SLACK, &to, &stopped, truncated)
-                                          : gl_stack_capture_to(ips, depth, GL_STACK_SLACK, &to, &stopped, truncated);
+     * (0 and no Python frame to show: all of them) */
+    int prefix = native && native < depth;
+    unsigned k = prefix ? gl_stack_capture_to(ips, native, NATIVE_SLACK, &to, &stopped, truncated)
+                        : gl_stack_capture_to(ips, depth, GL_STACK_SLACK, &to, &stopped, truncated);
     unsigned room = cap > k ? cap - k : 0, limit = py_max < room ? py_max : room;
     int py_truncated;
-    unsigned m = walk(ts, ips + k, limit, &py_truncated);
+    unsigned m = walk(f, ips + k, limit, &py_truncated);
     if (!m) /* no Python frame to put below the innermost native ones (rare): all of them */
-        return native && native < depth && !stopped ? gl_stack_capture(ips, depth, truncated) : k;
+        return prefix && !stopped ? gl_stack_capture(ips, depth, truncated) : k;
     for (unsigned i = k; i < k + m; i++)
         ips[i] &= ~GROUP_END;
     *truncated = py_truncated; /* the outer end is the Python stack, complete unless cut */

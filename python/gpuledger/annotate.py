@@ -42,7 +42,21 @@ def step(label=None):
         _mark(b"step %d" % next(_steps))
 
 
-class _Range:
+class _Inert:
+    """A context manager that does nothing: what _Range and paused are
+    outside gpuledger (their working methods are defined over these only
+    when the library's functions are there, once, at class creation)."""
+
+    __slots__ = ()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        return False
+
+
+class _Range(_Inert):
     """One label's range. Holds nothing but the label: the library keeps
     each thread's open ranges, so one object serves every use of the label,
     nested, re-entered and on any thread."""
@@ -60,14 +74,6 @@ class _Range:
 
         def __exit__(self, exc_type, exc, tb):
             _pop()
-            return False
-
-    else:
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, exc_type, exc, tb):
             return False
 
     def __call__(self, func):
@@ -112,7 +118,7 @@ def range(label):  # noqa: A001 - the name users expect
     return _Range(label)
 
 
-class paused:  # noqa: N801 - used like a function: `with gpuledger.paused():`
+class paused(_Inert):  # noqa: N801 - used like a function: `with gpuledger.paused():`
     """Nothing is recorded inside (for the whole process); the state before
     comes back at the end (paused blocks nest)."""
 
@@ -126,14 +132,6 @@ class paused:  # noqa: N801 - used like a function: `with gpuledger.paused():`
 
         def __exit__(self, exc_type, exc, tb):
             _set(self._before)
-            return False
-
-    else:
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, exc_type, exc, tb):
             return False
 
 

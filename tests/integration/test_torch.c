@@ -436,24 +436,24 @@ static void stand_in_torch(void)
 }
 
 /* The job under gpuledger run --torch MODE (NULL: no --torch, the default),
- * with GPULEDGER_TORCH_HOOKS=hooks and one more variable (or NULL). */
+ * with GPULEDGER_TORCH_HOOKS=hooks and one more variable (NULL: none; it
+ * ends the environment list). */
 static sqlite3 *run_job_env(struct run_result *r, const char *db, const char *mode, const char *hooks,
                             const char *more)
 {
-    static char env[5][1200];
+    static char env[4][1200];
     snprintf(env[0], sizeof env[0], "PYTHONPATH=%s:%s/user", h_dir(), h_dir());
     snprintf(env[1], sizeof env[1], "GPULEDGER_CACHE_DIR=%s/cache", h_dir());
     snprintf(env[2], sizeof env[2], "LD_LIBRARY_PATH=%s", h_build("tests/fakecuda"));
     snprintf(env[3], sizeof env[3], "GPULEDGER_TORCH_HOOKS=%s", hooks);
-    snprintf(env[4], sizeof env[4], "%s", more ? more : "GPULEDGER_QUIET=0");
     static char path[600];
     snprintf(path, sizeof path, "%s/%s", h_dir(), db);
     if (mode)
-        h_run(r, ENV(env[0], env[1], env[2], env[3], env[4]),
+        h_run(r, ENV(env[0], env[1], env[2], env[3], more),
               ARGV(GL, "run", "-q", "--torch", mode, "-o", path, "--", "/usr/bin/env", "python3",
                    src("tests/progs/py_torch.py")));
     else
-        h_run(r, ENV(env[0], env[1], env[2], env[3], env[4]),
+        h_run(r, ENV(env[0], env[1], env[2], env[3], more),
               ARGV(GL, "run", "-q", "-o", path, "--", "/usr/bin/env", "python3", src("tests/progs/py_torch.py")));
     if (r->status != 0)
         fail_msg("py_torch.py: exit %d\n%s\n%s", r->status, r->out, r->err);
