@@ -15,7 +15,7 @@
 
 static regex_t ignore[MAX_IGNORE];
 static struct gl_gate_query q = {.ignore = ignore};
-static int have_leak;
+static int have_leak, allow_unfinished;
 static const char *junit;
 
 static int opt(struct gl_cli *cli, int key, const char *arg)
@@ -38,6 +38,9 @@ static int opt(struct gl_cli *cli, int key, const char *arg)
     case 'c':
         q.count_cached = 1;
         return 0;
+    case 'u':
+        allow_unfinished = 1;
+        return 0;
     default: /* --junit */
         junit = arg;
         return 0;
@@ -56,13 +59,31 @@ static int check(struct gl_cli *cli)
 static const struct option opts[] = {
     {"max-leak-bytes", required_argument, NULL, 'l'}, {"max-peak-bytes", required_argument, NULL, 'p'},
     {"ignore", required_argument, NULL, 'i'},         {"junit", required_argument, NULL, 'j'},
-    {"count-cached", no_argument, NULL, 'c'},         {NULL, 0, NULL, 0}};
+    {"count-cached", no_argument, NULL, 'c'},         {"allow-unfinished", no_argument, NULL, 'u'},
+    {NULL, 0, NULL, 0}};
 
 const struct gl_cmd_spec gl_gate_spec = {.usage = gl_usage_gate, .opts = opts, .opt = opt, .check = check};
+
+/* An unfinished recording's live allocations are no leak verdict: exit 2
+ * naming each such database, unless --allow-unfinished (0). */
+static int refuse_unfinished(struct gl_cli *cli)
+{
+    char buf[1024];
+    int rc = 0;
+    for (int i = 0; !allow_unfinished && i < cli->npaths; i++)
+        if (cli->runs[i]->unfinished)
+            rc = gl_cli_fail(cli,
+                             "%s: " GL_UNFINISHED_TEXT ": what was live when it stopped is no leak verdict "
+                             "(--allow-unfinished to gate it anyway)",
+                             gl_text_buf(cli->runs[i]->path, buf, sizeof buf));
+    return rc;
+}
 
 int cmd_gate(struct gl_cli *cli)
 {
     char buf[1024];
+    if (refuse_unfinished(cli))
+        return 2;
     FILE *jf = junit ? fopen(junit, "w") : NULL;
     if (junit && !jf)
         return gl_cli_fail(cli, "cannot write %s: %s", gl_text_buf(junit, buf, sizeof buf), strerror(errno));

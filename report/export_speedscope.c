@@ -73,7 +73,7 @@ static int gather(struct sp *s, struct gl_run *r)
     struct profile *p = &s->p[s->np++];
     struct gl_leak_opts lo = {0, 0, 0};
     gl_leaks(r, -2, &lo, &p->g);
-    snprintf(p->name, sizeof p->name, "never freed (%s in %" PRIu64 " allocation%s)",
+    snprintf(p->name, sizeof p->name, "%s (%s in %" PRIu64 " allocation%s)", gl_unfreed_words(r),
              gl_fmt_bytes(p->g.total_bytes, x, sizeof x), p->g.total_count, gl_s(p->g.total_count));
     /* every frame gets its id before anything is written: the shared table
      * comes first in the file */

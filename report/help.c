@@ -158,6 +158,10 @@ const char gl_usage_gate[] =
     "                        file) matching REGEX; repeatable\n"
     "  --count-cached        count caching-allocator segments and tagged tensors\n"
     "                        as leaks\n"
+    "  --allow-unfinished    gate a recording that did not finish (killed, disk\n"
+    "                        full, still running) all the same, what was live\n"
+    "                        when it stopped counted as never freed; without it\n"
+    "                        such a database is an error (exit 2)\n"
     "  --junit FILE          write a JUnit XML report\n"
     "  --rules FILE          category rules\n"
     "exit status: 0 pass, 1 a limit is broken, 2 bad usage or bad input\n";

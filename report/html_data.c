@@ -860,6 +860,7 @@ int gl_html_data_write(FILE *f, struct gl_run *r, const struct gl_html_opts *o)
         gl_jw_str(&j, "rank", r->rank);
         gl_jw_str(&j, "cmdline", r->cmdline);
         gl_jw_i64(&j, "events", r->event_count);
+        gl_jw_bool(&j, "finished", !r->unfinished);
         gl_jw_i64(&j, "dropped", r->dropped);
         gl_jw_i64(&j, "truncated", r->truncated);
         gl_jw_i64(&j, "span_ns", gl_ns_since(r->last_ns, r->first_ns));

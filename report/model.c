@@ -67,6 +67,7 @@ static int load_run_row(struct gl_run *r, char *err, size_t errsz)
     copy_text(r->cmdline, sizeof r->cmdline, sqlite3_column_text(st, 4));
     r->start_ns = sqlite3_column_int64(st, 5);
     r->has_end = sqlite3_column_type(st, 6) != SQLITE_NULL;
+    r->unfinished = !r->has_end;
     r->end_ns = sqlite3_column_int64(st, 6);
     r->has_exit_code = sqlite3_column_type(st, 7) != SQLITE_NULL;
     r->exit_code = sqlite3_column_int64(st, 7);

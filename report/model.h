@@ -99,6 +99,8 @@ struct gl_run {
     sqlite3 *db;
     int64_t pid, ppid, exit_code, exit_signal, start_ns, end_ns;
     int has_exit_code, has_exit_signal, has_end;
+    int unfinished;          /* no end in the run row: the process was killed, its disk filled, or it still
+                                runs; what is live at the end of the recording is not known to be never freed */
     int64_t event_count;     /* rows of event_log read and kept */
     int64_t last_seq;        /* the highest seq kept */
     int64_t dropped, truncated, unmatched;

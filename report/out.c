@@ -88,6 +88,11 @@ const char *gl_s(uint64_t n)
     return n == 1 ? "" : "s";
 }
 
+const char *gl_unfreed_words(const struct gl_run *r)
+{
+    return r->unfinished ? "live when the recording stopped" : "never freed";
+}
+
 void gl_print_skipped(FILE *f, const struct gl_run *r)
 {
     if (!r->nskipped)

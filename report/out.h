@@ -22,6 +22,12 @@ void gl_print_chain(FILE *f, const struct gl_stack *st, int max, int must);
 const char *gl_fmt_bytes(uint64_t bytes, char *buf, size_t sz);
 /* "s" for a count other than 1 ("1 hole", "3 holes"), "" for 1. */
 const char *gl_s(uint64_t n);
+/* Why a recording is unfinished (gl_run.unfinished), for every verb to say
+ * it the same way: "the recording did not finish (killed, ...)". */
+#define GL_UNFINISHED_TEXT "the recording did not finish (killed, disk full, or still running)"
+/* What the bytes live at the end of r are: "never freed", or for an
+ * unfinished recording "live when the recording stopped". */
+const char *gl_unfreed_words(const struct gl_run *r);
 /* One line on f naming the rows of r that were skipped because they break
  * an invariant (nothing when there are none):
  * "gpuledger: FILE: 3 rows skipped, breaking an invariant: REASON: N (first

@@ -63,9 +63,22 @@ static void moment_line(FILE *f, const char *side, const struct gl_moment *m, co
     fputc('\n', f);
 }
 
+/* What the figures below may not mean: a run whose recording did not
+ * finish. */
+static void notes(FILE *f, const struct gl_diff_view *v)
+{
+    for (int k = 0; k < 2 && !(k && v->run[1] == v->run[0]); k++)
+        if (v->run[k]->unfinished) {
+            fprintf(f, "note: %s (", k ? "B" : "A");
+            gl_text_str(f, v->run[k]->path);
+            fputs("): " GL_UNFINISHED_TEXT ": its 'never freed' is what was live when it stopped\n", f);
+        }
+}
+
 void gl_render_diff_text(FILE *f, struct gl_diff_view *v, int top)
 {
     char x[32], y[32], d[40];
+    notes(f, v);
     signed_bytes((int64_t)v->peak[1] - (int64_t)v->peak[0], d, sizeof d);
     if (v->at[0]) {
         moment_line(f, "A", v->at[0], v->run[0]);

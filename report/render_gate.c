@@ -42,12 +42,25 @@ static void chain_lines(FILE *f, struct gl_gate_run *g)
     free(at);
 }
 
+/* "  note: a.db: the recording did not finish ..." for each unfinished run
+ * gated all the same (--allow-unfinished). */
+static void unfinished_lines(FILE *f, const struct gl_gate_view *v)
+{
+    for (int i = 0; i < v->n; i++)
+        if (v->runs[i].run->unfinished) {
+            fputs("  note: ", f);
+            gl_text_str(f, v->runs[i].run->path);
+            fputs(": " GL_UNFINISHED_TEXT ": what was live when it stopped counts as never freed\n", f);
+        }
+}
+
 void gl_render_gate_text(FILE *f, struct gl_gate_view *v)
 {
     char b[32], m[32];
     fprintf(f, "gpuledger gate: %s — %s never freed (limit %s) in %d database%s%s\n", v->fail ? "FAIL" : "pass",
             gl_fmt_bytes(v->leak, b, sizeof b), gl_fmt_bytes(v->q->max_leak, m, sizeof m), v->n,
             gl_s((uint64_t)v->n), v->peak_fail ? "; peak limit broken" : "");
+    unfinished_lines(f, v);
     for (int i = 0; v->fail && i < v->n; i++) {
         chain_lines(f, &v->runs[i]);
         if (v->runs[i].peak_fail) {
@@ -76,6 +89,8 @@ int gl_render_gate_junit(FILE *f, const char *path, struct gl_gate_view *v)
         char *text = NULL;
         size_t len = 0;
         FILE *chains = open_memstream(&text, &len);
+        if (chains)
+            unfinished_lines(chains, v);
         for (int i = 0; chains && i < v->n; i++)
             chain_lines(chains, &v->runs[i]);
         if (chains)

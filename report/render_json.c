@@ -222,6 +222,7 @@ static void process(struct gl_json *j, struct gl_dossier *d, int top)
         gl_jw_null(j, "exit_code");
     if (r->has_exit_signal)
         gl_jw_i64(j, "exit_signal", r->exit_signal);
+    gl_jw_bool(j, "finished", !r->unfinished); /* false: leak_bytes are what was live when it stopped */
     gl_jw_i64(j, "events", r->event_count);
     gl_jw_i64(j, "dropped_events", r->dropped);
     gl_jw_i64(j, "truncated_stacks", r->truncated);

@@ -36,8 +36,12 @@ void gl_render_leaks_text(FILE *f, struct gl_leaks_view *v, int top)
     if (r->dropped)
         fprintf(f, "WARNING: %" PRId64 " event%s dropped: a free may be missing, so some chains may be false\n",
                 r->dropped, r->dropped == 1 ? " was" : "s were");
-    fprintf(f, "%s never freed in %zu leak chain%s", gl_fmt_bytes(v->leak_bytes, b, sizeof b), v->nleak,
-            gl_s(v->nleak));
+    if (r->unfinished)
+        fputs("WARNING: " GL_UNFINISHED_TEXT ": these chains were live when it stopped, not known to be "
+              "leaks\n",
+              f);
+    fprintf(f, "%s %s in %zu %s%s", gl_fmt_bytes(v->leak_bytes, b, sizeof b), gl_unfreed_words(r), v->nleak,
+            r->unfinished ? "chain" : "leak chain", gl_s(v->nleak));
     if (v->cached_bytes)
         fprintf(f, "; %s held by a caching allocator at exit (its segments, not a leak: see README)",
                 gl_fmt_bytes(v->cached_bytes, t, sizeof t));
@@ -89,6 +93,7 @@ void gl_render_leaks_json(struct gl_json *j, struct gl_leaks_view *v)
     gl_jw_obj(j, NULL);
     gl_jw_str(j, "path", v->run->path);
     gl_jw_i64(j, "pid", v->run->pid);
+    gl_jw_bool(j, "finished", !v->run->unfinished);
     gl_jw_u64(j, "leak_bytes", v->leak_bytes);
     gl_jw_u64(j, "cached_bytes", v->cached_bytes);
     gl_jw_arr(j, "leaks");

@@ -41,12 +41,14 @@ int gl_print_db_summary(FILE *f, const char *path)
         fprintf(f, " (device %d, %d devices)", top->device, ndev);
     else if (top && top->device >= 0)
         fprintf(f, " on device %d", top->device);
-    fprintf(f, ", %" PRIu64 " allocation%s (%s) never freed", unfreed, gl_s(unfreed),
-            gl_fmt_bytes(unfreed_bytes, ub, sizeof ub));
+    fprintf(f, ", %" PRIu64 " allocation%s (%s) %s", unfreed, gl_s(unfreed), gl_fmt_bytes(unfreed_bytes, ub, sizeof ub),
+            gl_unfreed_words(r));
     if (ooms)
         fprintf(f, ", %" PRIu64 " out-of-memory failure%s", ooms, gl_s(ooms));
     if (r->dropped)
         fprintf(f, ", %" PRId64 " EVENTS DROPPED (queue full)", r->dropped);
+    if (r->unfinished)
+        fputs("; " GL_UNFINISHED_TEXT, f);
     fputc('\n', f);
     gl_run_free(r);
     return 0;

@@ -108,8 +108,8 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
         fprintf(f, ", killed by signal %" PRId64, r->exit_signal);
     else if (r->has_exit_code)
         fprintf(f, ", exit code %" PRId64, r->exit_code);
-    else if (!r->has_end)
-        fprintf(f, ", ended without finishing the database (killed?)");
+    else if (r->unfinished)
+        fputs(", " GL_UNFINISHED_TEXT, f);
     fputc('\n', f);
     if (r->dropped)
         fprintf(f, "  WARNING: %" PRId64 " event%s dropped (queue full): figures are lower bounds\n", r->dropped,
@@ -169,7 +169,11 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
             fprintf(f, " %s)\n", gl_usage_source_text(us->source));
         }
         if (v->leaks.n) {
-            fprintf(f, "  never freed: %s in leak chains", gl_fmt_bytes(v->leak_bytes, b, sizeof b));
+            if (r->unfinished) /* not a leak verdict: the program may still have freed them */
+                fprintf(f, "  live when the recording stopped (it did not finish: not known to be leaks): %s",
+                        gl_fmt_bytes(v->leak_bytes, b, sizeof b));
+            else
+                fprintf(f, "  never freed: %s in leak chains", gl_fmt_bytes(v->leak_bytes, b, sizeof b));
             if (v->cached_bytes)
                 fprintf(f, ", %s held by a caching allocator (not a leak)", gl_fmt_bytes(v->cached_bytes, t, sizeof t));
             if (v->held_bytes)

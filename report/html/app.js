@@ -52,6 +52,10 @@
     parts.push(el('p', {class: 'run'}, el('code', null, p.cmdline), el('br'),
       proc.label() + ' — ' + GL.fmt.count(p.events, 'event') + ' over ' + (span / 1e9).toFixed(span < 1e9 ? 6 : 3) +
         ' s — ' + p.path));
+    if (p.finished === false) {
+      parts.push(el('p', {class: 'warn'}, 'The recording did not finish (killed, disk full, or still running): ' +
+        'what was live when it stopped is not known to be leaks.'));
+    }
     if (p.dropped) {
       parts.push(el('p', {class: 'warn'}, GL.fmt.count(p.dropped, 'event') + (p.dropped === 1 ? ' was' : ' were') +
         ' dropped (queue full): figures are lower bounds.'));
@@ -76,7 +80,10 @@
     const span = dev.proc.p.span_ns;
     const bits = ['device ' + d.device + ': peak ' + GL.fmt.bytes(d.peak[2]) + ' at ' + GL.fmt.time(d.peak[1], span) +
       ' (event #' + d.peak[0] + '), ' + GL.fmt.bytes(d.end_bytes) + ' live at the end'];
-    if (d.leak_bytes) bits.push(GL.fmt.bytes(d.leak_bytes) + ' never freed');
+    if (d.leak_bytes) {
+      bits.push(GL.fmt.bytes(d.leak_bytes) + (dev.proc.p.finished === false ? ' live when the recording stopped' :
+        ' never freed'));
+    }
     if (d.outside_api) {
       bits.push(GL.fmt.bytes(d.outside_api.peak) + ' at the peak and ' + GL.fmt.bytes(d.outside_api.end) +
         ' at the end outside any allocation API (the process held ' + GL.fmt.bytes(d.outside_api.end_process) +

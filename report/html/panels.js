@@ -106,7 +106,9 @@ GL.panels = (function () {
     const rows = (list) => list.map((x) => ({row: x[0], bytes: x[1], count: x[2],
       extra: [x[3] === null ? '—' : GL.fmt.time(x[3], span), x[4] === null ? '—' : GL.fmt.time(x[4], span)]}));
     const out = el('div', null,
-      el('p', null, GL.fmt.bytes(d.leak_bytes) + ' never freed in ' + real.length + ' leak chain' +
+      el('p', null, GL.fmt.bytes(d.leak_bytes) + (proc.p.finished === false ?
+        ' live when the recording stopped (it did not finish: not known to be leaks) in ' + real.length + ' chain' :
+        ' never freed in ' + real.length + ' leak chain') +
         (real.length === 1 ? '' : 's') + (d.cached_bytes ? ', ' + GL.fmt.bytes(d.cached_bytes) +
         ' held at exit by design (a caching allocator, module globals, tensors tagged as what they are: not leaks)' : '') + '. Click a row to follow it on the timeline.'),
       ledgerTable(proc, rows(real), d.leak_bytes, {extraHeads: ['first', 'last'], onRow, empty: 'no leaks'}));

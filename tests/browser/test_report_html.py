@@ -11,7 +11,8 @@ equals the report's; a page made with --at opens at that moment; a drag
 shows what changed in the window; a click on the flame graph zooms into
 that frame; rows whose stacks share their innermost frames read apart
 (exact labels, as the text report's chains); hostile strings stay text; a
-run of one event and one allocation says so in the singular. Screenshots,
+run of one event and one allocation says so in the singular; a recording
+that did not finish says so. Screenshots,
 the pages and their load times go to BUILD/tests/browser-artifacts/.
 
     test_report_html.py BUILD_DIR
@@ -335,6 +336,19 @@ def singular_checks(browser, html):
     check(not bad, "one: plural after 1: %s" % bad)
 
 
+def unfinished_checks(browser, html):
+    """A recording killed before it finished (misc killed: 4 MiB live):
+    the page says so, and calls what was live "live when the recording
+    stopped", never "never freed"."""
+    page, _ = open_report(browser, html, "killed")
+    no_errors(page, "killed")
+    text = page.eval("document.body.innerText")
+    check("The recording did not finish (killed, disk full, or still running)" in text,
+          "killed: the page says the recording did not finish (%r)" % text[:400])
+    check("4.00 MiB live when the recording stopped" in text and "never freed" not in text,
+          "killed: 'live when the recording stopped', no 'never freed'")
+
+
 def make_hostile(src, dst):
     shutil.copy(src, dst)
     db = sqlite3.connect(dst)
@@ -371,8 +385,11 @@ def main():
         one = os.path.join(work, "one.db")  # one cudaMalloc, then _exit(3)
         subprocess.run([GL, "run", "-q", "-o", one, "--", os.path.join(BUILD, "tests", "misc"), "_exit", "3"],
                        cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        killed = os.path.join(work, "killed.db")  # 4 MiB live, stored, then SIGKILL: unfinished
+        subprocess.run([GL, "run", "-q", "-o", killed, "--", os.path.join(BUILD, "tests", "misc"), "killed"],
+                       cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         pages = {}
-        for name, db in (("demo", demo), ("run-1m", big), ("hostile", hostile), ("leaks3", leaks3), ("deep", deep),
+        for name, db in (("killed", killed), ("demo", demo), ("run-1m", big), ("hostile", hostile), ("leaks3", leaks3), ("deep", deep),
                          ("one", one), ("torch-train", torch)):
             t = time.monotonic()
             pages[name] = os.path.join(ART, name + ".html")
@@ -385,6 +402,7 @@ def main():
             chain_checks(browser, pages)
             torch_checks(browser, torch, pages["torch-train"])
             singular_checks(browser, pages["one"])
+            unfinished_checks(browser, pages["killed"])
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print("browser test: %.1f s, %d failure(s); artifacts in %s" % (time.monotonic() - t0, len(failures), ART))

@@ -25,7 +25,10 @@
  *               (layer5 <- ... <- layer1) and differ only in the caller:
  *               from_loader 3 MiB, from_trainer 2 MiB
  *   tagged      two cudaMallocAsync from one line (1 MiB, 2 MiB), tagged
- *               parameters and optimizer_state (gpuledger_tag), both kept */
+ *               parameters and optimizer_state (gpuledger_tag), both kept
+ *   killed      3 MiB and 1 MiB kept, 2 MiB freed, then waits until gpuledger
+ *               has stored it (gpuledger_checkpoint), then SIGKILL: an
+ *               unfinished database */
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <stdint.h>
@@ -319,6 +322,16 @@ int main(int argc, char **argv)
     if (!strcmp(what, "_exit")) {
         leak_one(4096);
         _exit(n);
+    }
+    if (!strcmp(what, "killed")) {
+        leak_one(3u << 20);
+        cudaFree(leak_one(2u << 20));
+        leak_one(1u << 20);
+        uint64_t (*checkpoint)(void) = (uint64_t(*)(void))dlsym(RTLD_DEFAULT, "gpuledger_checkpoint");
+        if (checkpoint)
+            checkpoint();
+        raise(SIGKILL);
+        return 0;
     }
     if (!strcmp(what, "crash")) {
         leak_one(4096);
