@@ -238,15 +238,18 @@ static int load(struct gl_cli *cli)
     return 0;
 }
 
-static void done(struct gl_cli *cli)
+/* Close the output (dropped when the verb failed: no partial file) and
+ * free the rest; the exit code, 2 when writing the output failed. */
+static int done(struct gl_cli *cli, int rc)
 {
-    if (cli->out)
-        gl_close_out(cli->out);
+    if (cli->out && gl_close_out(cli->out, rc == 2))
+        rc = 2;
     for (int i = 0; cli->runs && i < cli->npaths; i++)
         gl_run_free(cli->runs[i]);
     free(cli->runs);
     if (cli->have_rules)
         gl_rules_free(&cli->rules);
+    return rc;
 }
 
 int gl_cli_main(const struct gl_cmd *cmd, int argc, char **argv)
@@ -266,10 +269,9 @@ int gl_cli_main(const struct gl_cmd *cmd, int argc, char **argv)
         cmd->spec->reset();
     int rc = parse(&cli, argc, argv);
     if (rc)
-        return rc == 1 ? 0 : rc;
+        return rc == 1 ? (gl_check_stdout() ? 2 : 0) : rc;
     rc = load(&cli);
     if (rc == 0)
         rc = cmd->run(&cli);
-    done(&cli);
-    return rc;
+    return done(&cli, rc);
 }

@@ -1,9 +1,6 @@
 /* cmd_gate.c — `gpuledger gate`: the CI leak gate. Exit 0 within limits,
  * 1 when a limit is broken (the offending chains are printed), 2 on bad
  * input. Optional JUnit XML for CI systems. */
-#include <errno.h>
-#include <string.h>
-
 #include "cli.h"
 #include "commands.h"
 #include "escape.h"
@@ -81,17 +78,20 @@ static int refuse_unfinished(struct gl_cli *cli)
 
 int cmd_gate(struct gl_cli *cli)
 {
-    char buf[1024];
     if (refuse_unfinished(cli))
         return 2;
-    FILE *jf = junit ? fopen(junit, "w") : NULL;
+    FILE *jf = junit ? gl_open_out(junit) : NULL;
     if (junit && !jf)
-        return gl_cli_fail(cli, "cannot write %s: %s", gl_text_buf(junit, buf, sizeof buf), strerror(errno));
+        return 2;
     struct gl_gate_view v;
     q.rules = &cli->rules;
-    if (gl_gate_view(&v, cli->runs, cli->npaths, &q))
+    if (gl_gate_view(&v, cli->runs, cli->npaths, &q)) {
+        gl_close_out(jf, 1);
         return 2;
-    int rc = jf ? gl_render_gate_junit(jf, junit, &v) : 0;
+    }
+    if (jf)
+        gl_render_gate_junit(jf, &v);
+    int rc = jf && gl_close_out(jf, 0) ? 2 : 0;
     gl_render_gate_text(cli->out, &v);
     int fail = v.fail;
     gl_gate_view_free(&v);

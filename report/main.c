@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "help.h"
+#include "out.h"
 #include "schema.h"
 
 #ifndef GL_VERSION
@@ -43,7 +44,7 @@ static void print_version(void)
         printf("without CUPTI (built with -Dcupti=disabled or no cupti.h)\n");
 }
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
     if (argc < 2) {
         fputs(gl_usage_main, stderr);
@@ -65,4 +66,12 @@ int main(int argc, char **argv)
             return gl_cli_main(&commands[i], argc - 1, argv + 1);
     fprintf(stderr, "gpuledger: unknown command '%s' (try 'gpuledger --help')\n", verb);
     return 2;
+}
+
+/* The verb's exit code, 2 when what it wrote on stdout did not all get
+ * there (`> /dev/full`). */
+int main(int argc, char **argv)
+{
+    int rc = dispatch(argc, argv);
+    return gl_check_stdout() ? 2 : rc;
 }

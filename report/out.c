@@ -6,6 +6,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void frame_line(FILE *f, const char *indent, int i, const char *name)
 {
@@ -130,22 +132,132 @@ const char *gl_fmt_span(const struct gl_run *r, char *buf, size_t sz)
     return buf;
 }
 
+/* The files gl_open_out opened: where each goes, and the temporary beside
+ * it that becomes it at gl_close_out (-o and --junit: a few at most). */
+#define MAX_OUTS 4
+static struct out_file {
+    FILE *f;
+    char *path;  /* as given (for messages) */
+    char *final; /* what the temporary is renamed to: path, or the file a link names */
+    char *tmp;   /* NULL: written in place (not a regular file, or no temporary could be made there) */
+    int existed; /* the file was there before */
+} outs[MAX_OUTS];
+
+static void say_cannot_write(const char *path, int err, const char *after)
+{
+    fputs("gpuledger: cannot write ", stderr);
+    gl_text_str(stderr, path);
+    fprintf(stderr, ": %s%s\n", strerror(err), after);
+}
+
+/* A temporary beside `final` with the mode the file would get (its own
+ * if it exists): its stream, or NULL (errno set) where none can be made. */
+static FILE *temp_beside(struct out_file *o, const struct stat *st)
+{
+    const char *slash = strrchr(o->final, '/');
+    size_t dir = slash ? (size_t)(slash - o->final + 1) : 0, len = strlen(o->final) + 32;
+    if (!(o->tmp = malloc(len)))
+        return NULL;
+    snprintf(o->tmp, len, "%.*s.%s.gpuledger-XXXXXX", (int)dir, o->final, o->final + dir);
+    int fd = mkstemp(o->tmp);
+    if (fd < 0) {
+        free(o->tmp);
+        o->tmp = NULL;
+        return NULL;
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    (void)fchmod(fd, st ? st->st_mode & 07777 : 0666 & ~mask); /* (a mode one may not set: 0600 stays) */
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        unlink(o->tmp);
+    }
+    return f;
+}
+
 FILE *gl_open_out(const char *path)
 {
     if (!path || !strcmp(path, "-"))
         return stdout;
-    FILE *f = fopen(path, "w");
+    struct out_file *o = NULL;
+    for (int i = 0; i < MAX_OUTS && !o; i++)
+        if (!outs[i].f)
+            o = &outs[i];
+    struct stat st;
+    int have = stat(path, &st) == 0;
+    char *real = have ? realpath(path, NULL) : NULL;
+    if (!o || !(o->path = strdup(path)) || !(o->final = real ? real : strdup(path))) {
+        say_cannot_write(path, ENOMEM, "");
+        if (o)
+            free(o->path);
+        free(real);
+        return NULL;
+    }
+    o->existed = have;
+    o->tmp = NULL;
+    /* a regular file (or a new one) is written beside and renamed onto it
+     * when complete; anything else (/dev/null, a pipe, a terminal) is
+     * written as it is */
+    FILE *f = !have || S_ISREG(st.st_mode) ? temp_beside(o, have ? &st : NULL) : NULL;
     if (!f)
-        fprintf(stderr, "gpuledger: cannot write %s: %s\n", path, strerror(errno));
+        f = fopen(path, "w");
+    if (!f) {
+        say_cannot_write(path, errno, "");
+        free(o->path);
+        free(o->final);
+        return NULL;
+    }
+    o->f = f;
     return f;
 }
 
-void gl_close_out(FILE *f)
+int gl_close_out(FILE *f, int discard)
 {
-    if (f && f != stdout)
-        fclose(f);
-    else
-        fflush(stdout);
+    if (!f)
+        return 0;
+    if (f == stdout)
+        return gl_check_stdout();
+    struct out_file *o = NULL;
+    for (int i = 0; i < MAX_OUTS && !o; i++)
+        if (outs[i].f == f)
+            o = &outs[i];
+    if (!o) /* not ours */
+        return fclose(f);
+    errno = 0;
+    int failed = fflush(f) != 0 || ferror(f), err = errno ? errno : EIO;
+    if (fclose(f) != 0 && !failed) {
+        failed = 1;
+        err = errno;
+    }
+    if (!failed && !discard && o->tmp && rename(o->tmp, o->final) != 0) {
+        failed = 1;
+        err = errno;
+    }
+    if (o->tmp && (failed || discard))
+        unlink(o->tmp);
+    else if (!o->tmp && failed && !o->existed)
+        unlink(o->path); /* made here, incomplete */
+    if (failed)
+        say_cannot_write(o->path, err,
+                         o->tmp || !o->existed ? (o->existed ? " (the file is left as it was)" : " (no file written)")
+                                               : "");
+    free(o->path);
+    free(o->final);
+    free(o->tmp);
+    memset(o, 0, sizeof *o);
+    return failed ? -1 : 0;
+}
+
+int gl_check_stdout(void)
+{
+    static int said;
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return 0;
+    if (!said++)
+        fprintf(stderr, "gpuledger: writing the output failed: %s\n", strerror(errno ? errno : EIO));
+    return -1;
 }
 
 int gl_parse_size(const char *s, unsigned long long *out)

@@ -38,9 +38,18 @@ void gl_print_skipped(FILE *f, const struct gl_run *r);
 const char *gl_fmt_rel(const struct gl_run *r, int64_t ns, char *buf, size_t sz);
 /* The run's length the same way, "1.234 s" / "0.012345 s". */
 const char *gl_fmt_span(const struct gl_run *r, char *buf, size_t sz);
-/* Open -o FILE (or stdout for NULL / "-"); prints an error and returns NULL. */
+/* Open -o FILE (or stdout for NULL / "-"); prints an error and returns NULL.
+ * A regular file (or a new one) is written to a temporary beside it, which
+ * becomes it only when gl_close_out finds every write done; anything else
+ * that exists (/dev/null, a pipe) is written as it is. */
 FILE *gl_open_out(const char *path);
-void gl_close_out(FILE *f);
+/* Finish what gl_open_out opened (discard: drop it, the file left as it
+ * was): 0, or -1 after one line on stderr when a write or the close failed
+ * (ENOSPC, EFBIG, EIO; then no partial file is left). */
+int gl_close_out(FILE *f, int discard);
+/* Flush stdout: 0, or -1 after one line on stderr (said once) when a
+ * write to it failed (`> /dev/full`). */
+int gl_check_stdout(void);
 /* Parse "123", "64K", "1.5M", "2G", "1TiB" (binary units) into bytes, below
  * 2^63; 0 on success, -1 for anything else (nan, inf, 1e3, -1, 0x10). */
 int gl_parse_size(const char *s, unsigned long long *out);

@@ -28,10 +28,9 @@ void gl_render_leaks_json(struct gl_json *j, struct gl_leaks_view *v);
 /* diff: two runs by stack (top: rows per section) */
 void gl_render_diff_text(FILE *f, struct gl_diff_view *v, int top);
 
-/* gate: the verdict and the offending chains; JUnit XML into f, opened on
- * path, which it closes (0, or 2 after saying why) */
+/* gate: the verdict and the offending chains; JUnit XML */
 void gl_render_gate_text(FILE *f, struct gl_gate_view *v);
-int gl_render_gate_junit(FILE *f, const char *path, struct gl_gate_view *v);
+void gl_render_gate_junit(FILE *f, struct gl_gate_view *v);
 
 /* export: folded stacks and CSV of the allocations (what: "peak" live at
  * the peak, "leaks" never freed, "allocs" all; export.c); a Perfetto /

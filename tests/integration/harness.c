@@ -1,6 +1,7 @@
 /* harness.c — see harness.h. */
 #include "harness.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -157,4 +158,20 @@ void h_expect(const char *haystack, const char *needle)
 {
     if (!haystack || !strstr(haystack, needle))
         fail_msg("expected to find\n  %s\nin\n%.4000s", needle, haystack ? haystack : "(nothing)");
+}
+
+const char *h_listing(const char *dir, int dots)
+{
+    static char buf[2048];
+    struct dirent **v;
+    int n = scandir(dir, &v, NULL, alphasort);
+    buf[0] = 0;
+    for (int i = 0; i < n; i++) {
+        const char *d = v[i]->d_name;
+        if (dots ? strcmp(d, ".") && strcmp(d, "..") : d[0] != '.')
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", buf[0] ? " " : "", d);
+        free(v[i]);
+    }
+    free(v);
+    return buf;
 }

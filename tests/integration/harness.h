@@ -38,6 +38,9 @@ int64_t h_int(sqlite3 *db, const char *sql);
 const char *h_text(sqlite3 *db, const char *sql);
 /* Fails the test, showing the start of haystack, unless it contains needle. */
 void h_expect(const char *haystack, const char *needle);
+/* The names in a directory, sorted, space-separated, in a static buffer;
+ * dots: also those starting with '.' (but . and ..). */
+const char *h_listing(const char *dir, int dots);
 /* Count the lines of s that contain needle. */
 int h_count_lines(const char *s, const char *needle);
 

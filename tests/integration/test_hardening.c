@@ -7,7 +7,6 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
-#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,22 +58,6 @@ static void copy_file(const char *from, const char *to, mode_t mode)
     fclose(in);
     fclose(out);
     assert_int_equal(chmod(to, mode), 0);
-}
-
-/* The names in a directory, sorted, space-separated. */
-static const char *listing(const char *dir)
-{
-    static char buf[2048];
-    struct dirent **v;
-    int n = scandir(dir, &v, NULL, alphasort);
-    buf[0] = 0;
-    for (int i = 0; i < n; i++) {
-        if (v[i]->d_name[0] != '.')
-            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", buf[0] ? " " : "", v[i]->d_name);
-        free(v[i]);
-    }
-    free(v);
-    return buf;
 }
 
 /* Every reading verb, on "demo.db" in the working directory. */
@@ -135,8 +118,8 @@ static void test_read_only_database_as_nobody(void **state)
             fail_msg("gpuledger %s %s: the output differs as nobody on a read-only copy", verbs[v][0], verbs[v][1]);
         assert_true(r.status == 0 || (r.status == 1 && !strcmp(verbs[v][0], "gate")));
     }
-    assert_string_equal(listing(ro), "demo.db gpuledger");
-    assert_string_equal(listing(h_dir()), "demo.db");
+    assert_string_equal(h_listing(ro, 0), "demo.db gpuledger");
+    assert_string_equal(h_listing(h_dir(), 0), "demo.db");
     char cmd[600];
     snprintf(cmd, sizeof cmd, "chmod 0755 '%s' && rm -rf '%s'", ro, ro);
     assert_int_equal(system(cmd), 0);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -95,10 +96,137 @@ static void test_unfinished_recording(void **state)
     assert_null(strstr(r.out, "note:"));
 }
 
+static void save(const char *path, const char *text, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+static const char *slurp(const char *path)
+{
+    static char buf[1 << 16];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+/* Every verb's stdout on /dev/full: exit 2 and one line, not 0. */
+static void test_stdout_full(void **state)
+{
+    (void)state;
+    if (access("/dev/full", W_OK) != 0)
+        skip();
+    make("l3.db", "leaks3");
+    static const char *const verbs[][5] = {
+        {"report", "l3.db"},          {"report", "--format", "json", "l3.db"}, {"leaks", "l3.db"},
+        {"holes", "l3.db"},           {"summary", "l3.db"},                    {"gate", "--max-leak-bytes", "0", "l3.db"},
+        {"diff", "l3.db", "l3.db"},   {"export", "--format", "folded", "l3.db"}, {"--help"},
+        {"report", "--help"},         {"--version"}};
+    for (size_t v = 0; v < sizeof verbs / sizeof verbs[0]; v++) {
+        char cmd[1200];
+        snprintf(cmd, sizeof cmd, "exec '%s' %s %s %s %s %s >/dev/full", GL, verbs[v][0], verbs[v][1] ? verbs[v][1] : "",
+                 verbs[v][2] ? verbs[v][2] : "", verbs[v][3] ? verbs[v][3] : "", verbs[v][4] ? verbs[v][4] : "");
+        h_run(&r, NULL, ARGV("/bin/sh", "-c", cmd));
+        if (r.status != 2 || strcmp(r.err, "gpuledger: writing the output failed: No space left on device\n"))
+            fail_msg("gpuledger %s %s > /dev/full: exit %d, stderr '%s'", verbs[v][0], verbs[v][1], r.status, r.err);
+    }
+}
+
+/* The tmpfs of test_output_file_errors, unmounted whatever happened (the
+ * scratch directory cannot be removed otherwise). */
+static int teardown_mount(void **state)
+{
+    char mnt[300];
+    snprintf(mnt, sizeof mnt, "%s/small", h_dir());
+    umount(mnt);
+    return h_teardown(state);
+}
+
+/* -o FILE on a file system that fills up (a 64 KiB tmpfs, where mount is
+ * allowed) and over a file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored):
+ * exit 2 with one line, the file that was there untouched, no partial
+ * file, no temporary left; what fits is written whole, with the mode a
+ * file gets (an existing one's own), through a link to its target. */
+static void test_output_file_errors(void **state)
+{
+    (void)state;
+    make("l3.db", "leaks3");
+    char mnt[300], p[400];
+    snprintf(mnt, sizeof mnt, "%s/small", h_dir());
+    assert_int_equal(mkdir(mnt, 0755), 0);
+    if (getuid() == 0 && mount("tmpfs", mnt, "tmpfs", 0, "size=64k") == 0) {
+        h_run(&r, NULL, ARGV(GL, "report", "--format", "html", "-o", "small/r.html", "l3.db")); /* > 64 KiB */
+        assert_int_equal(r.status, 2);
+        assert_string_equal(r.err, "gpuledger: cannot write small/r.html: No space left on device (no file written)\n");
+        assert_string_equal(h_listing(mnt, 1), "");
+        snprintf(p, sizeof p, "%s/r.html", mnt);
+        save(p, "before\n", 7);
+        h_run(&r, NULL, ARGV(GL, "report", "--format", "html", "-o", "small/r.html", "l3.db"));
+        assert_int_equal(r.status, 2);
+        assert_string_equal(r.err, "gpuledger: cannot write small/r.html: No space left on device (the file is left "
+                                   "as it was)\n");
+        assert_string_equal(slurp(p), "before\n");
+        /* fill it, then an export and a JUnit file that no longer fit */
+        static char filler[60 << 10];
+        snprintf(p, sizeof p, "%s/filler", mnt);
+        save(p, filler, sizeof filler);
+        h_run(&r, NULL, ARGV(GL, "export", "--format", "perfetto", "-o", "small/p.json", "l3.db"));
+        assert_int_equal(r.status, 2);
+        assert_string_equal(r.err, "gpuledger: cannot write small/p.json: No space left on device (no file written)\n");
+        h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "0", "--junit", "small/j.xml", "l3.db"));
+        assert_int_equal(r.status, 2);
+        assert_string_equal(r.err, "gpuledger: cannot write small/j.xml: No space left on device (no file written)\n");
+        assert_string_equal(h_listing(mnt, 1), "filler r.html");
+        assert_int_equal(umount(mnt), 0);
+    }
+    /* a file-size limit: EFBIG */
+    h_run(&r, NULL, ARGV("/bin/sh", "-c", "ulimit -f 16; trap '' XFSZ; exec \"$0\" report --format html -o r.html l3.db",
+                         GL));
+    assert_int_equal(r.status, 2);
+    assert_string_equal(r.err, "gpuledger: cannot write r.html: File too large (no file written)\n");
+    assert_string_equal(h_listing(h_dir(), 1), ".stderr .stdout l3.db small");
+    /* a verb that fails writes nothing either */
+    h_run(&r, NULL, ARGV(GL, "report", "--at", "#999", "-o", "r.txt", "l3.db"));
+    assert_int_equal(r.status, 2);
+    assert_false(exists("r.txt"));
+    /* what fits: whole, 0666 less the umask for a new file, an existing
+     * file's own mode, a link followed to its file */
+    h_run(&r, NULL, ARGV("/bin/sh", "-c", "umask 022; exec \"$0\" report -o r.txt l3.db", GL));
+    assert_int_equal(r.status, 0);
+    struct stat st;
+    snprintf(p, sizeof p, "%s/r.txt", h_dir());
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0644);
+    h_run(&r, NULL, ARGV(GL, "report", "l3.db"));
+    assert_string_equal(slurp(p), r.out);
+    assert_int_equal(chmod(p, 0640), 0);
+    char link[400];
+    snprintf(link, sizeof link, "%s/link.txt", h_dir());
+    assert_int_equal(symlink("r.txt", link), 0);
+    h_run(&r, NULL, ARGV(GL, "leaks", "-o", "link.txt", "l3.db"));
+    assert_int_equal(r.status, 2); /* leaks has no -o */
+    h_run(&r, NULL, ARGV(GL, "export", "--format", "csv", "-o", "link.txt", "l3.db"));
+    assert_int_equal(r.status, 0);
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0640);
+    h_expect(slurp(p), "id,device,api,kind,addr,size,");
+    assert_string_equal(h_listing(h_dir(), 1), ".stderr .stdout l3.db link.txt r.txt small");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_unfinished_recording, h_teardown),
+        cmocka_unit_test_teardown(test_stdout_full, h_teardown),
+        cmocka_unit_test_teardown(test_output_file_errors, teardown_mount),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
