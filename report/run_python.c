@@ -1,8 +1,8 @@
 /* run_python.c — what `gpuledger run` prepares for a job's Python processes
- * and for PyTorch: the gpuledger Python package and its sitecustomize on
- * PYTHONPATH (in a Python process that imports torch, it attaches to
- * PyTorch's caching allocator and registers the identity hooks), and the
- * --torch mode (blocks, tensors, segments). */
+ * and for PyTorch: the gpuledger package's sitecustomize on PYTHONPATH
+ * (it loads the package from beside it; in a Python process that imports
+ * torch, it attaches to PyTorch's caching allocator and registers the
+ * identity hooks), and the --torch mode (blocks, tensors, segments). */
 #include "run_python.h"
 
 #include <limits.h>
@@ -63,12 +63,25 @@ int gl_run_set_pythonpath(int quiet)
                             "to the directory holding gpuledger/); Python jobs get no PyTorch integration\n");
         return 0;
     }
+    /* only the package's _boot directory (its sitecustomize alone): dir is
+     * often a whole site-packages (pip's user site, another Python's), whose
+     * modules must not come before the job's PYTHONPATH or its venv; the
+     * sitecustomize loads the package from beside it and takes _boot off
+     * sys.path again */
     const char *old = getenv("PYTHONPATH");
-    size_t len = 2 * strlen(dir) + 32 + (old ? strlen(old) : 0);
+    size_t len = strlen(dir) + 32 + (old ? strlen(old) : 0);
     char *v = malloc(len);
     if (!v)
         return -1;
-    snprintf(v, len, "%s/gpuledger/_boot:%s%s%s", dir, dir, old && *old ? ":" : "", old && *old ? old : "");
+    snprintf(v, len, "%s/gpuledger/_boot", dir);
+    size_t n = strlen(v);
+    int there = 0; /* a gpuledger run inside another */
+    for (const char *p = old; p && *p && !there; p = strchr(p, ':') ? strchr(p, ':') + 1 : "")
+        there = !strncmp(p, v, n) && (p[n] == ':' || !p[n]);
+    if (there)
+        snprintf(v, len, "%s", old);
+    else if (old && *old)
+        snprintf(v + n, len - n, ":%s", old);
     int rc = setenv("PYTHONPATH", v, 1);
     free(v);
     return rc;

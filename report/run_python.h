@@ -3,7 +3,8 @@
 #ifndef GL_RUN_PYTHON_H
 #define GL_RUN_PYTHON_H
 
-/* Put the gpuledger package (and its sitecustomize) first on PYTHONPATH.
+/* Put the gpuledger package's sitecustomize (its _boot directory, nothing
+ * else) first on PYTHONPATH; it loads the package from beside it.
  * Not finding it is one line (unless quiet) and 0; -1 only on out of memory. */
 int gl_run_set_pythonpath(int quiet);
 /* --torch MODE: blocks (PyTorch's caching allocator, every tensor block an

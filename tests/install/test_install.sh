@@ -33,10 +33,13 @@ got=$("$G" run -q -- sh -c 'printf %s "$LD_PRELOAD"')
 [ "${got%%:*}" = "$(realpath "$LIB")" ] || fail "gpuledger run preloads '$got', not the installed $LIB"
 echo "ok: the installed gpuledger preloads the installed library"
 
-# ... and puts the installed Python package on the job's PYTHONPATH
+# ... and puts the installed package's sitecustomize (and nothing else: $PY
+# is a whole site-packages) on the job's PYTHONPATH, which loads the package
 got=$(env -u PYTHONPATH "$G" run -q -- sh -c 'printf %s "$PYTHONPATH"')
-[ "$got" = "$(realpath "$PY")/gpuledger/_boot:$(realpath "$PY")" ] ||
-  fail "gpuledger run sets PYTHONPATH='$got', not the installed package in $PY"
+[ "$got" = "$(realpath "$PY")/gpuledger/_boot" ] ||
+  fail "gpuledger run sets PYTHONPATH='$got', not the installed package's _boot in $PY"
+got=$(cd / && env -u PYTHONPATH "$G" run -q -- python3 -c 'import gpuledger; print(gpuledger.__file__)')
+[ "$got" = "$(realpath "$PY")/gpuledger/__init__.py" ] || fail "import gpuledger under gpuledger run: $got"
 got=$(cd / && PYTHONPATH=$PY python3 -c 'import gpuledger; print(gpuledger.__file__, gpuledger.recording())')
 [ "$got" = "$PY/gpuledger/__init__.py False" ] || fail "import gpuledger from the install: $got"
 # its metadata: the program's version, and pytest's entry point to the plugin

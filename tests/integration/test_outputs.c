@@ -221,12 +221,72 @@ static void test_output_file_errors(void **state)
     assert_string_equal(h_listing(h_dir(), 1), ".stderr .stdout l3.db link.txt r.txt small");
 }
 
+/* What the job's Python sees: its module m, its sys.path, where the
+ * gpuledger package came from, and whether a child Python has it too. */
+#define PY_SHOW                                                                                                    \
+    "import json, m, subprocess, sys\n"                                                                            \
+    "print(m.where)\n"                                                                                             \
+    "print(json.dumps(sys.path))\n"                                                                                \
+    "g = sys.modules.get('gpuledger')\n"                                                                           \
+    "print(g and g.__file__, 'gpuledger.autoload' in sys.modules)\n"                                               \
+    "sys.stdout.flush()\n"                                                                                         \
+    "subprocess.run([sys.executable, '-c', 'import sys; print(\"gpuledger.autoload\" in sys.modules)'])\n"
+
+/* gpuledger run adds the package and nothing else to a job's Python path:
+ * the package's directory (here a site-packages of its own holding a
+ * module m too, as pip's user site or another Python's would) comes before
+ * neither a venv's packages nor the job's PYTHONPATH, and sys.path is the
+ * job's own, entry for entry; the package is loaded (autoload installed),
+ * in a child Python too. */
+static void test_python_path(void **state)
+{
+    (void)state;
+    static struct run_result bare;
+    char site[300], venv[300], user[300], cmd[4096], py[350], env[3][500];
+    snprintf(site, sizeof site, "%s/site", h_dir());
+    snprintf(venv, sizeof venv, "%s/venv", h_dir());
+    snprintf(user, sizeof user, "%s/user", h_dir());
+    if (access("/usr/bin/python3", X_OK) != 0)
+        skip();
+    h_run(&r, NULL, ARGV("/usr/bin/python3", "-m", "venv", "--without-pip", venv));
+    if (r.status != 0) /* no python3-venv */
+        skip();
+    snprintf(py, sizeof py, "%s/bin/python", venv);
+    snprintf(cmd, sizeof cmd,
+             "set -e; mkdir -p '%s' '%s'; cp -r '%s/python/gpuledger' '%s/'; echo \"where = 'install'\" > '%s/m.py';"
+             " echo \"where = 'pythonpath'\" > '%s/m.py';"
+             " echo \"where = 'venv'\" > \"$('%s' -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')/m.py\"",
+             site, user, getenv("GL_SOURCE_ROOT"), site, site, user, py);
+    h_run(&r, NULL, ARGV("/bin/sh", "-c", cmd));
+    assert_int_equal(r.status, 0);
+    snprintf(env[0], sizeof env[0], "GPULEDGER_PYTHONPATH=%s", site);
+    snprintf(env[1], sizeof env[1], "PYTHONPATH=%s", user);
+    snprintf(env[2], sizeof env[2], "LD_LIBRARY_PATH=%s", h_build("tests/fakecuda"));
+    char want[700];
+    snprintf(want, sizeof want, "%s/gpuledger/__init__.py True\nTrue\n", site);
+    for (int with_pythonpath = 0; with_pythonpath < 2; with_pythonpath++) {
+        const char *pp = with_pythonpath ? env[1] : "PYTHONPATH=";
+        h_run(&bare, ENV(pp), ARGV(py, "-c", PY_SHOW));
+        assert_int_equal(bare.status, 0);
+        h_expect(bare.out, with_pythonpath ? "pythonpath\n" : "venv\n");
+        h_run(&r, ENV(env[0], pp, env[2]), ARGV(GL, "run", "-q", "-o", "py.db", "--", py, "-c", PY_SHOW));
+        assert_int_equal(r.status, 0);
+        assert_string_equal(r.err, "");
+        /* m and sys.path as without gpuledger */
+        char *third = strchr(strchr(r.out, '\n') + 1, '\n') + 1, *bare_third = strchr(strchr(bare.out, '\n') + 1, '\n') + 1;
+        if ((size_t)(third - r.out) != (size_t)(bare_third - bare.out) || strncmp(r.out, bare.out, (size_t)(third - r.out)))
+            fail_msg("under gpuledger run:\n%s\nwithout it:\n%s", r.out, bare.out);
+        assert_string_equal(third, want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_unfinished_recording, h_teardown),
         cmocka_unit_test_teardown(test_stdout_full, h_teardown),
         cmocka_unit_test_teardown(test_output_file_errors, teardown_mount),
+        cmocka_unit_test_teardown(test_python_path, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
