@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "escape.h"
 #include "out.h"
@@ -115,6 +116,38 @@ static void options(const struct gl_cmd *cmd, struct option *o, char *shortopts)
     o[n] = (struct option){NULL, 0, NULL, 0};
 }
 
+/* A database named twice (the same file, by any name: a link, ./x.db) is
+ * taken once, its first name kept, with one note on stderr per repeat:
+ * counting it twice would double every figure (a gate's total, "over 2
+ * processes"). */
+static void drop_repeats(struct gl_cli *cli)
+{
+    int n = 0;
+    for (int i = 0; i < cli->npaths; i++) {
+        struct stat a, b;
+        int k = -1;
+        if (stat(cli->paths[i], &a) == 0)
+            for (int j = 0; j < n && k < 0; j++)
+                if (stat(cli->paths[j], &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+                    k = j;
+        if (k < 0) {
+            cli->paths[n++] = cli->paths[i];
+            continue;
+        }
+        fprintf(stderr, "gpuledger %s: note: ", cli->cmd->name);
+        gl_text_str(stderr, cli->paths[i]);
+        if (strcmp(cli->paths[i], cli->paths[k])) {
+            fputs(" is ", stderr);
+            gl_text_str(stderr, cli->paths[k]);
+            fputs(" again", stderr);
+        } else {
+            fputs(" is named twice", stderr);
+        }
+        fputs(": counted once\n", stderr);
+    }
+    cli->npaths = n;
+}
+
 /* Options, formats, the verb's check, the databases' count: 0, 1 for
  * --help (done), or 2. */
 static int parse(struct gl_cli *cli, int argc, char **argv)
@@ -150,6 +183,8 @@ static int parse(struct gl_cli *cli, int argc, char **argv)
         return 2;
     cli->paths = argv + optind;
     cli->npaths = argc - optind;
+    if (cmd->needs & GL_NEEDS_DISTINCT)
+        drop_repeats(cli);
     if ((cmd->needs & GL_NEEDS_ONE_DB) && cli->npaths != 1)
         return gl_cli_fail(cli, "want exactly one database");
     if ((cmd->needs & GL_NEEDS_TWO_DBS) && cli->npaths != 2)

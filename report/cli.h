@@ -23,6 +23,7 @@ enum {
     GL_NEEDS_TOP = 1u << 6,     /* --top K (cli->top, default spec->top) */
     GL_NEEDS_OUTPUT = 1u << 7,  /* -o, --output FILE: cli->out (stdout without it) */
     GL_NEEDS_FORMAT = 1u << 8,  /* --format, one of spec->formats (cli->format) */
+    GL_NEEDS_DISTINCT = 1u << 9, /* a database named twice (the same file) is taken once, with a note */
 };
 
 struct gl_cli;

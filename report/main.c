@@ -20,12 +20,14 @@
 
 /* Each verb and what it needs (cli.h). */
 static const struct gl_cmd commands[] = {
-    {"summary", cmd_summary, &gl_summary_spec, GL_NEEDS_PATHS},
+    {"summary", cmd_summary, &gl_summary_spec, GL_NEEDS_PATHS | GL_NEEDS_DISTINCT},
     {"report", cmd_report, &gl_report_spec,
-     GL_NEEDS_DBS | GL_NEEDS_RULES | GL_NEEDS_DEVICE | GL_NEEDS_TOP | GL_NEEDS_OUTPUT | GL_NEEDS_FORMAT},
-    {"leaks", cmd_leaks, &gl_leaks_spec, GL_NEEDS_DBS | GL_NEEDS_RULES | GL_NEEDS_DEVICE | GL_NEEDS_TOP | GL_NEEDS_FORMAT},
-    {"holes", cmd_holes, &gl_holes_spec, GL_NEEDS_DBS | GL_NEEDS_FORMAT | GL_NEEDS_TOP},
-    {"gate", cmd_gate, &gl_gate_spec, GL_NEEDS_DBS | GL_NEEDS_RULES},
+     GL_NEEDS_DBS | GL_NEEDS_RULES | GL_NEEDS_DEVICE | GL_NEEDS_TOP | GL_NEEDS_OUTPUT | GL_NEEDS_FORMAT |
+         GL_NEEDS_DISTINCT},
+    {"leaks", cmd_leaks, &gl_leaks_spec,
+     GL_NEEDS_DBS | GL_NEEDS_RULES | GL_NEEDS_DEVICE | GL_NEEDS_TOP | GL_NEEDS_FORMAT | GL_NEEDS_DISTINCT},
+    {"holes", cmd_holes, &gl_holes_spec, GL_NEEDS_DBS | GL_NEEDS_FORMAT | GL_NEEDS_TOP | GL_NEEDS_DISTINCT},
+    {"gate", cmd_gate, &gl_gate_spec, GL_NEEDS_DBS | GL_NEEDS_RULES | GL_NEEDS_DISTINCT},
     {"diff", cmd_diff, &gl_diff_spec, GL_NEEDS_DBS | GL_NEEDS_TOP},
     {"export", cmd_export, &gl_export_spec, GL_NEEDS_ONE_DB | GL_NEEDS_RULES | GL_NEEDS_OUTPUT | GL_NEEDS_FORMAT},
 };

@@ -327,6 +327,7 @@ static int load_events(struct gl_run *r, char *err, size_t errsz)
                 f->api = (uint16_t)api;
                 f->device = device;
                 f->size = (uint64_t)size; /* a failed request may be any size */
+                f->addr = (uint64_t)sqlite3_column_int64(st, 7);
                 f->result = result;
                 f->stack_id = sqlite3_column_int64(st, 10);
                 f->aux = (uint64_t)sqlite3_column_int64(st, 14);
@@ -504,9 +505,11 @@ struct gl_run *gl_run_load(const char *path, char *err, size_t errsz)
         return NULL;
     }
     optimizer_steps(r);
-    /* devices with events but no counted memory still get a row */
+    /* devices with events but no counted memory still get a row (not -1:
+     * a failed free a recorder could not place on a device) */
     for (size_t i = 0; i < r->nfails; i++)
-        gl_run_device(r, r->fails[i].device);
+        if (r->fails[i].device >= 0)
+            gl_run_device(r, r->fails[i].device);
     if (gl_run_link_blocks(r, err, errsz)) {
         gl_run_free(r);
         return NULL;

@@ -42,9 +42,10 @@ enum {
     GL_CAT_OPTIMIZER_TEMPORARIES,   /* made inside Optimizer.step(), not its state */
 };
 
-struct gl_fail {            /* an OOM or other failed allocation */
+struct gl_fail {            /* an OOM, other failed allocation, or a failed free */
     int64_t seq, ts_ns, stack_id;
     uint64_t size;
+    uint64_t addr;          /* what a failed free was given */
     uint64_t aux;           /* PyTorch's allocator: the device's free bytes then */
     int32_t device, result;
     uint8_t op;

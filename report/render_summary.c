@@ -23,15 +23,17 @@ int gl_print_db_summary(FILE *f, const char *path)
         if (!top || r->devs[d].peak > top->peak)
             top = &r->devs[d];
     }
-    uint64_t unfreed = 0, unfreed_bytes = 0, ooms = 0;
+    uint64_t unfreed = 0, unfreed_bytes = 0, ooms = 0, bad_frees = 0;
     for (size_t i = 0; i < r->nallocs; i++)
         if (gl_kind_counts_on_device(r->allocs[i].kind) && !r->allocs[i].free_seq &&
             r->allocs[i].api != GL_API_graph_pool) { /* the graph pool's reservation is the driver's */
             unfreed++;
             unfreed_bytes += r->allocs[i].size;
         }
-    for (size_t i = 0; i < r->nfails; i++)
+    for (size_t i = 0; i < r->nfails; i++) {
         ooms += r->fails[i].op == GL_OP_OOM;
+        bad_frees += gl_op_is_free(r->fails[i].op);
+    }
     char pb[32], ub[32];
     fputs("gpuledger: ", f);
     gl_text_str(f, path);
@@ -45,6 +47,8 @@ int gl_print_db_summary(FILE *f, const char *path)
             gl_unfreed_words(r));
     if (ooms)
         fprintf(f, ", %" PRIu64 " out-of-memory failure%s", ooms, gl_s(ooms));
+    if (bad_frees)
+        fprintf(f, ", %" PRIu64 " failed free%s", bad_frees, gl_s(bad_frees));
     if (r->dropped)
         fprintf(f, ", %" PRId64 " EVENTS DROPPED (queue full)", r->dropped);
     if (r->unfinished)

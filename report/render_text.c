@@ -89,6 +89,62 @@ static void ledger(FILE *f, struct gl_dossier *ds, const char *title, const stru
     print_groups(f, ds, g, total, top, "    ");
 }
 
+/* The frees that failed (a pointer never allocated, one freed already):
+ * nothing was freed, so they are not in the ledger; up to 5 shown. */
+static void failed_frees(FILE *f, struct gl_dossier *ds)
+{
+    const struct gl_run *r = ds->run;
+    size_t n = 0, shown = 0;
+    char t[32];
+    for (size_t i = 0; i < r->nfails; i++)
+        n += gl_op_is_free(r->fails[i].op);
+    if (!n)
+        return;
+    fprintf(f, "  failed frees: %zu call%s returned an error (nothing freed, not in the ledger):\n", n, gl_s(n));
+    for (size_t i = 0; i < r->nfails && shown < 5; i++) {
+        const struct gl_fail *fl = &r->fails[i];
+        if (!gl_op_is_free(fl->op))
+            continue;
+        fprintf(f, "    %s(0x%" PRIx64 ") at %s (event %" PRId64 ", error %d", gl_api_name(fl->api), fl->addr,
+                gl_fmt_rel(r, fl->ts_ns, t, sizeof t), fl->seq, fl->result);
+        if (fl->device >= 0)
+            fprintf(f, ", device %d", fl->device);
+        fputs("): ", f);
+        gl_print_chain(f, gl_stack_get(&ds->stacks, fl->stack_id), 3, -1);
+        fputc('\n', f);
+        shown++;
+    }
+    if (n > shown)
+        fprintf(f, "    %zu more\n", n - shown);
+}
+
+/* "outside any allocation API: ..." of a device: process = ledger + the
+ * rest where the process's own figure is known (NVML) and not below the
+ * ledger; without NVML, cudaMemGetInfo's estimate and no such sum. */
+static void outside_api(FILE *f, const struct gl_usage *us)
+{
+    char b[32], t[32], u[32], w[32], x[32];
+    if (us->unknown) {
+        fputs("  outside any allocation API: not measured (NVML not found: set GPULEDGER_NVML_LIB; one "
+              "cudaMemGetInfo sample only)\n",
+              f);
+        return;
+    }
+    if (!us->source[0])
+        return;
+    fprintf(f, "  outside any allocation API: %s at the peak, %s at the end (",
+            gl_fmt_bytes(gl_usage_outside(&us->peak), b, sizeof b), gl_fmt_bytes(gl_usage_outside(&us->end), t, sizeof t));
+    if (!strcmp(us->source, "cudaMemGetInfo"))
+        fputs("NVML was not available, so the process's own figure is not known; ", f);
+    else if (us->end.process < us->end.ledger)
+        fprintf(f, "process %s, below the ledger's %s at the end; ", gl_fmt_bytes(us->end.process, u, sizeof u),
+                gl_fmt_bytes(us->end.ledger, w, sizeof w));
+    else
+        fprintf(f, "process %s = ledger %s + %s; ", gl_fmt_bytes(us->end.process, u, sizeof u),
+                gl_fmt_bytes(us->end.ledger, w, sizeof w), gl_fmt_bytes(gl_usage_outside(&us->end), x, sizeof x));
+    fprintf(f, "%s)\n", gl_usage_source_text(us->source));
+}
+
 static void one(FILE *f, struct gl_dossier *ds, int top)
 {
     struct gl_run *r = ds->run;
@@ -114,6 +170,9 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
     if (r->dropped)
         fprintf(f, "  WARNING: %" PRId64 " event%s dropped (queue full): figures are lower bounds\n", r->dropped,
                 r->dropped == 1 ? " was" : "s were");
+    if (r->unmatched)
+        fprintf(f, "  note: %" PRId64 " free%s of memory the recorder never saw allocated (not in the ledger)\n",
+                r->unmatched, gl_s((uint64_t)r->unmatched));
     if (r->truncated)
         fprintf(f, "  note: %" PRId64 " %s deeper than the depth limit (cut at the bottom)\n",
                 r->truncated, r->truncated == 1 ? "event had a stack" : "events had stacks");
@@ -130,11 +189,16 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
         if (r->api_count[a])
             fprintf(f, " %s %" PRId64, gl_api_name(a), r->api_count[a]);
     fputc('\n', f);
+    failed_frees(f, ds);
     for (int i = 0; i < ds->ndevs; i++) {
         struct gl_dev_view *v = &ds->devs[i];
-        fprintf(f, "\ndevice %d: peak %s at %s (event %" PRId64 "), %s live at the end\n", v->dev->device,
-                gl_fmt_bytes(v->dev->peak, b, sizeof b), gl_fmt_rel(r, v->dev->peak_ns, t, sizeof t),
-                v->dev->peak_seq, gl_fmt_bytes(v->dev->live_end, u, sizeof u));
+        if (!v->dev->peak_seq) /* only failed calls on it: no peak, no time of one */
+            fprintf(f, "\ndevice %d: nothing allocated (peak 0 B), %s live at the end\n", v->dev->device,
+                    gl_fmt_bytes(v->dev->live_end, u, sizeof u));
+        else
+            fprintf(f, "\ndevice %d: peak %s at %s (event %" PRId64 "), %s live at the end\n", v->dev->device,
+                    gl_fmt_bytes(v->dev->peak, b, sizeof b), gl_fmt_rel(r, v->dev->peak_ns, t, sizeof t),
+                    v->dev->peak_seq, gl_fmt_bytes(v->dev->live_end, u, sizeof u));
         sparkline(f, v->dev);
         if (ds->at) {
             fprintf(f, "  at event #%" PRId64 " (%s)%s", ds->at->seq, gl_fmt_rel(r, ds->at->ts_ns, t, sizeof t),
@@ -155,19 +219,7 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
             ledger(f, ds, "    by category:", v->tensor_cats, v->ntensor_cats, "  tensor peak ledger", &v->tensor_peak,
                    top);
         }
-        if (v->usage.unknown)
-            fputs("  outside any allocation API: not measured (NVML not found: set GPULEDGER_NVML_LIB; one "
-                  "cudaMemGetInfo sample only)\n",
-                  f);
-        else if (v->usage.source[0]) {
-            const struct gl_usage *us = &v->usage;
-            fprintf(f, "  outside any allocation API: %s at the peak, %s at the end (process %s = ledger %s + %s;",
-                    gl_fmt_bytes(gl_usage_outside(&us->peak), b, sizeof b),
-                    gl_fmt_bytes(gl_usage_outside(&us->end), t, sizeof t),
-                    gl_fmt_bytes(us->end.process, u, sizeof u), gl_fmt_bytes(us->end.ledger, w, sizeof w),
-                    gl_fmt_bytes(gl_usage_outside(&us->end), x, sizeof x));
-            fprintf(f, " %s)\n", gl_usage_source_text(us->source));
-        }
+        outside_api(f, &v->usage);
         if (v->leaks.n) {
             if (r->unfinished) /* not a leak verdict: the program may still have freed them */
                 fprintf(f, "  live when the recording stopped (it did not finish: not known to be leaks): %s",

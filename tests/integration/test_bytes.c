@@ -249,9 +249,9 @@ static void test_remainder(void **state)
          "began)"},
         /* no NVML: the context existed before the first sample and is not seen */
         {"GPULEDGER_NVML_LIB=/nonexistent/libnvidia-ml.so.1", "cudaMemGetInfo", "start:4:4 launched:68:4 end:76:12",
-         "outside any allocation API: 64.00 MiB at the peak, 64.00 MiB at the end (process 76.00 MiB = ledger "
-         "12.00 MiB + 64.00 MiB; cudaMemGetInfo: the device's used memory less what it held beyond the ledger at "
-         "the first sample)"},
+         "outside any allocation API: 64.00 MiB at the peak, 64.00 MiB at the end (NVML was not available, so the "
+         "process's own figure is not known; cudaMemGetInfo: the device's used memory less what it held beyond the "
+         "ledger at the first sample)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char out[32];

@@ -280,6 +280,59 @@ static void test_python_path(void **state)
     }
 }
 
+/* Calls that failed (misc failed: 1 MiB on device 0 freed; on device 1 a
+ * cudaMalloc that fails and two cudaFree that fail): the device with no
+ * successful allocation has no peak time (it read "peak 0 B at
+ * +-4972.474198s (event 0)"), the failed frees are shown (they appeared
+ * nowhere) and are not a device -1. */
+static void test_failed_calls(void **state)
+{
+    (void)state;
+    h_run(&r, ENV("FAKECUDA_FAIL_ALLOC=2"), ARGV(GL, "run", "-q", "-o", "f.db", PROG("misc"), "failed"));
+    assert_int_equal(r.status, 0);
+    h_run(&r, NULL, ARGV(GL, "report", "f.db"));
+    assert_int_equal(r.status, 0);
+    h_expect(r.out, "\n  calls: cudaMalloc 2 cudaFree 3\n  failed frees: 2 calls returned an error (nothing freed, "
+                    "not in the ledger):\n    cudaFree(0x7f00dead0000) at +");
+    h_expect(r.out, " (event 4, error 1): main <- ");
+    h_expect(r.out, " (event 5, error 1): main <- ");
+    h_expect(r.out, "\n\ndevice 1: nothing allocated (peak 0 B), 0 B live at the end\n  OUT OF MEMORY at +");
+    assert_null(strstr(r.out, "+-"));
+    assert_null(strstr(r.out, "device -1"));
+    assert_int_equal(h_count_lines(r.out, "device "), 2);
+    h_run(&r, NULL, ARGV(GL, "summary", "f.db"));
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "gpuledger: f.db: 5 events, peak 1.00 MiB on device 0, 0 allocations (0 B) never "
+                               "freed, 1 out-of-memory failure, 2 failed frees\n");
+}
+
+/* The same database named twice (or by another name) is counted once,
+ * with a note: report's "total over 2 processes" and gate's leak total
+ * doubled. */
+static void test_same_db_twice(void **state)
+{
+    (void)state;
+    make("l3.db", "leaks3"); /* 7 MiB never freed */
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "8M", "l3.db", "l3.db", "./l3.db"));
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.err, "gpuledger gate: note: l3.db is named twice: counted once\n"
+                               "gpuledger gate: note: ./l3.db is l3.db again: counted once\n");
+    h_expect(r.out, "7.00 MiB never freed");
+    h_expect(r.out, " in 1 database");
+    h_run(&r, NULL, ARGV(GL, "report", "l3.db", "l3.db"));
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.err, "gpuledger report: note: l3.db is named twice: counted once\n");
+    assert_int_equal(h_count_lines(r.out, "== l3.db"), 1);
+    assert_null(strstr(r.out, "total over"));
+    h_run(&r, NULL, ARGV(GL, "summary", "l3.db", "l3.db"));
+    assert_int_equal(r.status, 0);
+    assert_int_equal(h_count_lines(r.out, "gpuledger: l3.db"), 1);
+    /* diff of one database with itself is a question with an answer */
+    h_run(&r, NULL, ARGV(GL, "diff", "l3.db", "l3.db"));
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.err, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -287,6 +340,8 @@ int main(void)
         cmocka_unit_test_teardown(test_stdout_full, h_teardown),
         cmocka_unit_test_teardown(test_output_file_errors, teardown_mount),
         cmocka_unit_test_teardown(test_python_path, h_teardown),
+        cmocka_unit_test_teardown(test_failed_calls, h_teardown),
+        cmocka_unit_test_teardown(test_same_db_twice, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

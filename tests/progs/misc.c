@@ -28,7 +28,11 @@
  *               parameters and optimizer_state (gpuledger_tag), both kept
  *   killed      3 MiB and 1 MiB kept, 2 MiB freed, then waits until gpuledger
  *               has stored it (gpuledger_checkpoint), then SIGKILL: an
- *               unfinished database */
+ *               unfinished database
+ *   failed      1 MiB on device 0, freed; then on device 1 a 2 MiB
+ *               cudaMalloc that fails (run with FAKECUDA_FAIL_ALLOC=2) and
+ *               two cudaFree that fail: a pointer never allocated and the
+ *               device-0 buffer again (exit 0 when all three failed) */
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <stdint.h>
@@ -332,6 +336,16 @@ int main(int argc, char **argv)
             checkpoint();
         raise(SIGKILL);
         return 0;
+    }
+    if (!strcmp(what, "failed")) {
+        void *p = NULL, *q = NULL;
+        if (cudaMalloc(&p, 1u << 20) != cudaSuccess || cudaFree(p) != cudaSuccess)
+            return 1;
+        cudaSetDevice(1);
+        int failed = cudaMalloc(&q, 2u << 20) != cudaSuccess;
+        failed += cudaFree((void *)(uintptr_t)0x7f00dead0000) != cudaSuccess;
+        failed += cudaFree(p) != cudaSuccess;
+        return failed == 3 ? 0 : 1;
     }
     if (!strcmp(what, "crash")) {
         leak_one(4096);
