@@ -220,8 +220,13 @@ static void drop_small(struct gl_groups *g, uint64_t min)
     if (!min)
         return;
     for (size_t i = 0; i < g->n; i++)
-        if (g->v[i].bytes >= min)
+        if (g->v[i].bytes >= min) {
             g->v[k++] = g->v[i];
+        } else {
+            g->small_bytes += g->v[i].bytes;
+            g->small_count += g->v[i].count;
+            free(g->v[i].steps);
+        }
     g->n = k;
 }
 

@@ -37,6 +37,7 @@ struct gl_groups {
     uint64_t tensors, tensors_requested, tensor_count; /* live tensors (block bytes) */
     uint64_t cached, pending, segments;                /* the rest of its segments; how many segments */
     uint64_t outside;                                  /* CUDA memory outside the allocator */
+    uint64_t small_bytes, small_count;                 /* gl_leaks: what min_bytes left out */
 };
 
 void gl_groups_free(struct gl_groups *g);

@@ -179,10 +179,10 @@ static int parse(struct gl_cli *cli, int argc, char **argv)
         if (cli->format && !one_of(spec->formats, cli->format))
             return gl_cli_fail(cli, "--format wants %s, not '%s'", words, cli->format);
     }
-    if (spec->check && spec->check(cli))
-        return 2;
     cli->paths = argv + optind;
     cli->npaths = argc - optind;
+    if (spec->check && spec->check(cli))
+        return 2;
     if (cmd->needs & GL_NEEDS_DISTINCT)
         drop_repeats(cli);
     if ((cmd->needs & GL_NEEDS_ONE_DB) && cli->npaths != 1)

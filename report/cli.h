@@ -37,7 +37,8 @@ struct gl_cmd_spec {
     const struct option *opts; /* the verb's own options ({0} ends; NULL: none) */
     /* Take one of them (key = its val): 0, or 2 after saying why. */
     int (*opt)(struct gl_cli *cli, int key, const char *arg);
-    /* After the options, before loading: 0, or 2 after saying why (NULL: none). */
+    /* After the options (cli->paths set), before loading: 0, or 2 after
+     * saying why (NULL: none). */
     int (*check)(struct gl_cli *cli);
     /* Before the options: forget those of an earlier run in this process
      * (the reader's fuzz target runs the verbs again and again; NULL: none). */

@@ -12,7 +12,7 @@
 
 static regex_t ignore[MAX_IGNORE];
 static struct gl_gate_query q = {.ignore = ignore};
-static int have_leak, allow_unfinished;
+static int allow_unfinished;
 static const char *junit;
 
 static int opt(struct gl_cli *cli, int key, const char *arg)
@@ -25,7 +25,7 @@ static int opt(struct gl_cli *cli, int key, const char *arg)
             return gl_cli_fail(cli, "%s wants a size like 0, 4096, 64K or 2G, not '%s'",
                                key == 'l' ? "--max-leak-bytes" : "--max-peak-bytes", arg);
         *(key == 'l' ? &q.max_leak : &q.max_peak) = v;
-        *(key == 'l' ? &have_leak : &q.have_peak) = 1;
+        *(key == 'l' ? &q.have_leak : &q.have_peak) = 1;
         return 0;
     case 'i':
         if (q.nignore == MAX_IGNORE || regcomp(&ignore[q.nignore], arg, REG_EXTENDED | REG_NOSUB))
@@ -46,9 +46,9 @@ static int opt(struct gl_cli *cli, int key, const char *arg)
 
 static int check(struct gl_cli *cli)
 {
-    if (have_leak)
+    if (q.have_leak || q.have_peak)
         return 0;
-    gl_cli_fail(cli, "--max-leak-bytes is required");
+    gl_cli_fail(cli, "wants --max-leak-bytes N, --max-peak-bytes M, or both");
     fputs(cli->cmd->spec->usage, stderr);
     return 2;
 }

@@ -4,6 +4,8 @@
  * long-lived allocations; --steps finds stacks whose live bytes grow step
  * after step. */
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -12,6 +14,7 @@
 #include "render.h"
 
 static struct gl_leaks_query q;
+static int steps_bare; /* --steps without =N */
 
 static int opt(struct gl_cli *cli, int key, const char *arg)
 {
@@ -24,7 +27,28 @@ static int opt(struct gl_cli *cli, int key, const char *arg)
         return gl_cli_fail(cli, "--lifetime-ms wants a positive number of milliseconds");
     if (key == 's' && (q.steps = arg ? atoi(arg) : 10) < 2)
         return gl_cli_fail(cli, "--steps wants at least 2 steps");
+    if (key == 's')
+        steps_bare = !arg;
     return 0;
+}
+
+/* `--steps 3 a.db`: the count of an optional argument goes with `=`, so 3
+ * would be a database; said as a usage error, not "3: No such file". */
+static int check(struct gl_cli *cli)
+{
+    for (int i = 0; steps_bare && i < cli->npaths; i++) {
+        const char *p = cli->paths[i];
+        size_t digits = strspn(p, "0123456789");
+        if (digits && !p[digits] && access(p, F_OK) != 0)
+            return gl_cli_fail(cli, "--steps takes its count as --steps=%s ('%s' is no database)", p, p);
+    }
+    return 0;
+}
+
+static void reset(void)
+{
+    memset(&q, 0, sizeof q);
+    steps_bare = 0;
 }
 
 static const struct option opts[] = {{"min-bytes", required_argument, NULL, 'm'},
@@ -38,6 +62,8 @@ const struct gl_cmd_spec gl_leaks_spec = {
     .top = 20,
     .opts = opts,
     .opt = opt,
+    .check = check,
+    .reset = reset,
 };
 
 int cmd_leaks(struct gl_cli *cli)

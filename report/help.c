@@ -143,16 +143,17 @@ const char gl_usage_holes[] =
     "worst moment; the live regions at the peak and those never given back, by stack.\n";
 
 const char gl_usage_gate[] =
-    "usage: gpuledger gate --max-leak-bytes N [options] DB...\n"
+    "usage: gpuledger gate --max-leak-bytes N [--max-peak-bytes M] [options] DB...\n"
     "\n"
     "Fails (exit 1) when the device memory never freed, summed over the\n"
-    "databases, exceeds N, or any process's peak exceeds --max-peak-bytes.\n"
+    "databases, exceeds N, or any process's peak exceeds M (one of the two\n"
+    "limits at least; sizes like 4096, 64K, 1.5G, '2 MiB').\n"
     "Memory held by a caching allocator at exit (PyTorch segments), and\n"
     "tensors tagged as parameters, gradients, optimizer state, KV cache or\n"
     "buffers, are not leaks unless --count-cached is given.\n"
     "\n"
     "options:\n"
-    "  --max-leak-bytes N    allowed unfreed bytes (K/M/G suffixes), required\n"
+    "  --max-leak-bytes N    allowed unfreed bytes (without it, only peaks)\n"
     "  --max-peak-bytes M    allowed peak per process and device\n"
     "  --ignore REGEX        leave out chains with a frame (symbol, module or\n"
     "                        file) matching REGEX; repeatable\n"

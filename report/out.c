@@ -262,9 +262,12 @@ int gl_check_stdout(void)
 
 int gl_parse_size(const char *s, unsigned long long *out)
 {
-    /* digits, an optional fraction, an optional binary unit: no sign,
-     * exponent, hex, nan or inf; below 2^63, taken exactly */
+    /* digits, an optional fraction, an optional binary unit (spaces
+     * around it, as the pytest plugin takes "2 MiB"): no sign, exponent,
+     * hex, nan or inf; below 2^63, taken exactly */
     const char *p = s;
+    while (*p == ' ' || *p == '\t')
+        p++;
     unsigned long long whole = 0;
     int digits = 0;
     for (; *p >= '0' && *p <= '9'; p++, digits++) {
@@ -281,6 +284,8 @@ int gl_parse_size(const char *s, unsigned long long *out)
             }
     if (!digits)
         return -1;
+    while (*p == ' ' || *p == '\t')
+        p++;
     static const char units[] = "KMGT";
     int c = *p & ~0x20; /* upper case */
     const char *u = c ? strchr(units, c) : NULL;
@@ -290,6 +295,8 @@ int gl_parse_size(const char *s, unsigned long long *out)
     if (*p == 'i' || *p == 'B')
         p++;
     if (*p == 'B')
+        p++;
+    while (*p == ' ' || *p == '\t')
         p++;
     if (*p || whole >= (1ULL << 63) >> shift)
         return -1;

@@ -5,6 +5,7 @@
  * the peak of each — and a <failure> in each that failed. */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "escape.h"
 #include "out.h"
@@ -52,18 +53,43 @@ static void unfinished_lines(FILE *f, const struct gl_gate_view *v)
         }
 }
 
+/* A figure and its limit, "7.00 MiB" and "2.00 MiB"; in bytes when the
+ * rounding makes them read the same ("2097152 bytes" against "2097151
+ * bytes", not "2.00 MiB" against "2.00 MiB"). */
+static void fmt_pair(uint64_t x, uint64_t limit, char *bx, char *bl, size_t sz)
+{
+    char a[32], l[32];
+    gl_fmt_bytes(x, a, sizeof a);
+    gl_fmt_bytes(limit, l, sizeof l);
+    int same = x != limit && !strcmp(a, l) && limit >= 1024;
+    if (same) {
+        snprintf(bx, sz, "%" PRIu64 " bytes", x);
+        snprintf(bl, sz, "%" PRIu64 " bytes", limit);
+    } else {
+        snprintf(bx, sz, "%s", a);
+        snprintf(bl, sz, "%s", l);
+    }
+}
+
 void gl_render_gate_text(FILE *f, struct gl_gate_view *v)
 {
-    char b[32], m[32];
-    fprintf(f, "gpuledger gate: %s — %s never freed (limit %s) in %d database%s%s\n", v->fail ? "FAIL" : "pass",
-            gl_fmt_bytes(v->leak, b, sizeof b), gl_fmt_bytes(v->q->max_leak, m, sizeof m), v->n,
-            gl_s((uint64_t)v->n), v->peak_fail ? "; peak limit broken" : "");
+    char b[64], m[64];
+    const struct gl_gate_query *q = v->q;
+    fmt_pair(v->leak, q->max_leak, b, m, sizeof b);
+    if (q->have_leak)
+        fprintf(f, "gpuledger gate: %s — %s never freed (limit %s) in %d database%s%s\n", v->fail ? "FAIL" : "pass", b,
+                m, v->n, gl_s((uint64_t)v->n), v->peak_fail ? "; peak limit broken" : "");
+    else
+        fprintf(f, "gpuledger gate: %s — peaks %s the limit of %s in %d database%s (never freed: %s, not gated)\n",
+                v->fail ? "FAIL" : "pass", v->peak_fail ? "above" : "within",
+                gl_fmt_bytes(q->max_peak, m, sizeof m), v->n, gl_s((uint64_t)v->n), gl_fmt_bytes(v->leak, b, sizeof b));
     unfinished_lines(f, v);
     for (int i = 0; v->fail && i < v->n; i++) {
-        chain_lines(f, &v->runs[i]);
+        if (q->have_leak)
+            chain_lines(f, &v->runs[i]);
         if (v->runs[i].peak_fail) {
-            fprintf(f, "  peak %s > %s in ", gl_fmt_bytes(v->runs[i].peak, b, sizeof b),
-                    gl_fmt_bytes(v->q->max_peak, m, sizeof m));
+            fmt_pair(v->runs[i].peak, q->max_peak, b, m, sizeof b);
+            fprintf(f, "  peak %s > %s in ", b, m);
             gl_text_str(f, v->runs[i].run->path);
             fputc('\n', f);
         }
@@ -73,16 +99,20 @@ void gl_render_gate_text(FILE *f, struct gl_gate_view *v)
 void gl_render_gate_junit(FILE *f, struct gl_gate_view *v)
 {
     const struct gl_gate_query *q = v->q;
-    int tests = 1 + (q->have_peak ? v->n : 0), leak_fail = v->leak > q->max_leak, failures = leak_fail;
+    int tests = q->have_leak + (q->have_peak ? v->n : 0), leak_fail = q->have_leak && v->leak > q->max_leak,
+        failures = leak_fail;
     for (int i = 0; q->have_peak && i < v->n; i++)
         failures += v->runs[i].peak_fail;
     const char *dbs = gl_s((uint64_t)v->n);
     fprintf(f,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             "<testsuites name=\"gpuledger gate\" tests=\"%d\" failures=\"%d\" errors=\"0\">\n"
-            "  <testsuite name=\"gpuledger gate\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"0\">\n"
-            "    <testcase classname=\"gpuledger.leaks\" name=\"never freed over %d database%s &lt;= %" PRIu64 " byte%s\">",
-            tests, failures, tests, failures, v->n, dbs, q->max_leak, gl_s(q->max_leak));
+            "  <testsuite name=\"gpuledger gate\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"0\">\n",
+            tests, failures, tests, failures);
+    if (q->have_leak)
+        fprintf(f, "    <testcase classname=\"gpuledger.leaks\" name=\"never freed over %d database%s &lt;= %" PRIu64
+                   " byte%s\">",
+                v->n, dbs, q->max_leak, gl_s(q->max_leak));
     if (leak_fail) {
         char *text = NULL;
         size_t len = 0;
@@ -101,7 +131,8 @@ void gl_render_gate_junit(FILE *f, struct gl_gate_view *v)
         fputs("</failure>", f);
         free(text);
     }
-    fputs("</testcase>\n", f);
+    if (q->have_leak)
+        fputs("</testcase>\n", f);
     for (int i = 0; q->have_peak && i < v->n; i++) {
         const struct gl_gate_run *g = &v->runs[i];
         fputs("    <testcase classname=\"gpuledger.peak\" name=\"peak of ", f);

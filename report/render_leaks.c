@@ -51,6 +51,12 @@ void gl_render_leaks_text(FILE *f, struct gl_leaks_view *v, int top)
                 gl_fmt_bytes(v->held_bytes, t, sizeof t));
     if ((int64_t)(v->q->lifetime_ms * 1e6))
         fprintf(f, "; including allocations that lived >= %.0f ms", v->q->lifetime_ms);
+    if (v->leaks.small_count) {
+        char m[32];
+        fprintf(f, "; left out by --min-bytes %s: %s in %" PRIu64 " allocation%s",
+                gl_fmt_bytes(v->q->min_bytes, m, sizeof m), gl_fmt_bytes(v->leaks.small_bytes, t, sizeof t),
+                v->leaks.small_count, gl_s(v->leaks.small_count));
+    }
     fprintf(f, "\n");
     int shown = 0;
     for (size_t k = 0; k < v->leaks.n && shown < top; k++) {

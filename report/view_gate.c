@@ -49,7 +49,7 @@ int gl_gate_view(struct gl_gate_view *v, struct gl_run **runs, int n, const stru
             v->leak += g->counted[k] ? g->chains.v[k].bytes : 0;
         v->peak_fail |= g->peak_fail;
     }
-    v->fail = v->leak > q->max_leak || v->peak_fail;
+    v->fail = (q->have_leak && v->leak > q->max_leak) || v->peak_fail;
     return 0;
 }
 

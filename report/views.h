@@ -65,6 +65,7 @@ void gl_diff_view_free(struct gl_diff_view *v);
 
 struct gl_gate_query {
     uint64_t max_leak, max_peak;
+    int have_leak;               /* --max-leak-bytes given (else only peaks are gated) */
     int have_peak;               /* --max-peak-bytes given */
     int count_cached;            /* caching-allocator segments count as leaks */
     const regex_t *ignore;       /* chains with a frame matching one are left out */

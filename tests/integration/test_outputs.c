@@ -333,6 +333,65 @@ static void test_same_db_twice(void **state)
     assert_string_equal(r.err, "");
 }
 
+/* The small promises of the command line (misc leaks3: 7 MiB never freed
+ * in 7 allocations, peak 14 MiB): what --min-bytes left out is said (it
+ * read "0 B never freed in 0 leak chains"); `--steps 3` is a usage error
+ * (it read "3: No such file or directory"); sizes with a space, as the
+ * pytest plugin takes them ("--min-bytes wants a size ... not '2 MiB'");
+ * --max-peak-bytes alone gates ("--max-leak-bytes is required"); a limit
+ * that reads as the figure is said in bytes (it read "7.00 MiB never
+ * freed (limit 7.00 MiB)"). */
+static void test_cli_promises(void **state)
+{
+    (void)state;
+    make("l3.db", "leaks3");
+    h_run(&r, NULL, ARGV(GL, "leaks", "--min-bytes", "1G", "l3.db"));
+    assert_int_equal(r.status, 0);
+    h_expect(r.out, "\n0 B never freed in 0 leak chains; left out by --min-bytes 1.00 GiB: 7.00 MiB in 7 "
+                    "allocations\n");
+    h_run(&r, NULL, ARGV(GL, "leaks", "--steps", "3", "l3.db"));
+    assert_int_equal(r.status, 2);
+    assert_string_equal(r.err, "gpuledger leaks: --steps takes its count as --steps=3 ('3' is no database)\n");
+    assert_string_equal(r.out, "");
+    h_run(&r, NULL, ARGV(GL, "leaks", "--steps=3", "l3.db"));
+    assert_int_equal(r.status, 0);
+    h_expect(r.out, "\ngrowing step after step (3 slices of ");
+    h_run(&r, NULL, ARGV(GL, "leaks", "--min-bytes", " 2 MiB ", "l3.db"));
+    assert_int_equal(r.status, 0);
+    h_expect(r.out, "left out by --min-bytes 2.00 MiB: ");
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "7 MiB", "l3.db"));
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "gpuledger gate: pass — 7.00 MiB never freed (limit 7.00 MiB) in 1 database\n");
+    h_run(&r, NULL, ARGV(GL, "export", "--format", "memory_viz", "--max-entries", "1 K", "-o", "s.pickle", "l3.db"));
+    assert_int_equal(r.status, 0);
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "7340031", "l3.db"));
+    assert_int_equal(r.status, 1);
+    h_expect(r.out, "gpuledger gate: FAIL — 7340032 bytes never freed (limit 7340031 bytes) in 1 database\n");
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "2097151", "l3.db"));
+    h_expect(r.out, "gpuledger gate: FAIL — 7.00 MiB never freed (limit 2.00 MiB) in 1 database\n");
+    /* a peak limit alone */
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-peak-bytes", "14M", "--junit", "j.xml", "l3.db"));
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "gpuledger gate: pass — peaks within the limit of 14.00 MiB in 1 database (never "
+                               "freed: 7.00 MiB, not gated)\n");
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-peak-bytes", "14680063", "--junit", "j.xml", "l3.db"));
+    assert_int_equal(r.status, 1);
+    assert_string_equal(r.out, "gpuledger gate: FAIL — peaks above the limit of 14.00 MiB in 1 database (never "
+                               "freed: 7.00 MiB, not gated)\n  peak 14680064 bytes > 14680063 bytes in l3.db\n");
+    h_run(&r, NULL, ARGV("/bin/cat", "j.xml"));
+    assert_string_equal(r.out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                               "<testsuites name=\"gpuledger gate\" tests=\"1\" failures=\"1\" errors=\"0\">\n"
+                               "  <testsuite name=\"gpuledger gate\" tests=\"1\" failures=\"1\" errors=\"0\" "
+                               "skipped=\"0\">\n"
+                               "    <testcase classname=\"gpuledger.peak\" name=\"peak of l3.db &lt;= 14680063 "
+                               "bytes\"><failure type=\"peak\" message=\"peak 14680064 bytes on device 0 (limit "
+                               "14680063)\"/></testcase>\n"
+                               "  </testsuite>\n</testsuites>\n");
+    h_run(&r, NULL, ARGV(GL, "gate", "l3.db"));
+    assert_int_equal(r.status, 2);
+    h_expect(r.err, "gpuledger gate: wants --max-leak-bytes N, --max-peak-bytes M, or both\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -342,6 +401,7 @@ int main(void)
         cmocka_unit_test_teardown(test_python_path, h_teardown),
         cmocka_unit_test_teardown(test_failed_calls, h_teardown),
         cmocka_unit_test_teardown(test_same_db_twice, h_teardown),
+        cmocka_unit_test_teardown(test_cli_promises, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
