@@ -496,13 +496,14 @@ static void test_hostile_values(void **state)
 
 /* Sizes on the command line: what is no size is refused with exit 2 (nan,
  * inf, an exponent, 20 digits, 2^63 and more: the double -> integer
- * conversion was undefined), what is one is taken exactly. */
+ * conversion was undefined), what is one is taken exactly, spaces around
+ * its unit as the pytest plugin takes them ("7 MiB", "7340032 "). */
 static void test_size_arguments(void **state)
 {
     (void)state;
     make("l3.db", NULL, "leaks3"); /* 7 MiB never freed */
     static const char *const bad[] = {"nan", "inf", "-inf", "1e30", "1e3", "99999999999999999999",
-                                      "9223372036854775808", "8388608T", "-1", "0x10", "", "1.5.2M", "12Q", "1 ", "1\x80"};
+                                      "9223372036854775808", "8388608T", "-1", "0x10", "", "1.5.2M", "12Q", " ", "1 x", "1\x80"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", bad[i], "l3.db"));
         if (r.status != 2)
@@ -519,6 +520,10 @@ static void test_size_arguments(void **state)
     assert_int_equal(r.status, 0);
     h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "7340031", "l3.db"));
     assert_int_equal(r.status, 1);
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "7340032 ", "l3.db"));
+    assert_int_equal(r.status, 0);
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", " 7 MiB", "l3.db"));
+    assert_int_equal(r.status, 0);
     h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "6.5MiB", "l3.db"));
     assert_int_equal(r.status, 1);
     h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "9223372036854775807", "l3.db"));
