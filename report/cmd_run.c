@@ -140,6 +140,20 @@ static int wait_command(pid_t pid, struct gl_watch *w)
     }
 }
 
+/* -o PATH that is there and neither a regular file (a database is one,
+ * the recorder then picks PATH.1.db beside it) nor a directory (a database
+ * per process in it): /dev/null, a pipe, a socket. Refused: a database
+ * cannot be written "as it is" into one, and PATH.1 beside it would be a
+ * file in /dev. Said in one line; 0 when fine. */
+static int output_unusable(const char *path)
+{
+    struct stat st;
+    if (strchr(path, '%') || stat(path, &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+        return 0;
+    fprintf(stderr, "gpuledger run: -o %s: not a regular file or a directory (a database needs one)\n", path);
+    return 1;
+}
+
 static void ignore_warning(const char *msg)
 {
     (void)msg; /* the command's processes print it themselves */
@@ -160,6 +174,8 @@ int cmd_run(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "+o:d:qh", opts, NULL)) != -1) {
         switch (c) {
         case 'o':
+            if (output_unusable(optarg))
+                return 2;
             setenv("GPULEDGER_OUTPUT", optarg, 1);
             break;
         case 'd': {

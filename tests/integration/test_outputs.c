@@ -392,6 +392,40 @@ static void test_cli_promises(void **state)
     h_expect(r.err, "gpuledger gate: wants --max-leak-bytes N, --max-peak-bytes M, or both\n");
 }
 
+/* -o naming something that is no regular file: `run -o /dev/null` wrote
+ * "/dev/null exists already; writing /dev/null.1 instead" and made a file
+ * in /dev; now refused in one line before the job starts (a FIFO too). The
+ * report verbs write /dev/null as it is. */
+static void test_output_not_regular(void **state)
+{
+    (void)state;
+    char fifo[400];
+    snprintf(fifo, sizeof fifo, "%s/fifo", h_dir());
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    const char *const bad[] = {"/dev/null", fifo};
+    for (int i = 0; i < 2; i++) {
+        h_run(&r, NULL, ARGV(GL, "run", "-o", bad[i], "--", PROG("misc"), "exit", "0"));
+        assert_int_equal(r.status, 2);
+        char want[600];
+        snprintf(want, sizeof want,
+                 "gpuledger run: -o %s: not a regular file or a directory (a database needs one)\n", bad[i]);
+        assert_string_equal(r.err, want);
+        assert_string_equal(r.out, "");
+    }
+    assert_int_equal(access("/dev/null.1", F_OK), -1);
+    assert_string_equal(h_listing(h_dir(), 1), ".stderr .stdout fifo");
+    make("l3.db", "leaks3");
+    h_run(&r, NULL, ARGV(GL, "report", "--format", "html", "-o", "/dev/null", "l3.db"));
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.err, "");
+    h_run(&r, NULL, ARGV(GL, "export", "--format", "perfetto", "-o", "/dev/null", "l3.db"));
+    assert_int_equal(r.status, 0);
+    assert_int_equal(access("/dev/null.1", F_OK), -1);
+    struct stat st;
+    assert_int_equal(stat("/dev/null", &st), 0);
+    assert_true(S_ISCHR(st.st_mode));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -402,6 +436,7 @@ int main(void)
         cmocka_unit_test_teardown(test_failed_calls, h_teardown),
         cmocka_unit_test_teardown(test_same_db_twice, h_teardown),
         cmocka_unit_test_teardown(test_cli_promises, h_teardown),
+        cmocka_unit_test_teardown(test_output_not_regular, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
