@@ -35,7 +35,7 @@ _unchecked = []
 
 def parse_size(text):
     """'2 GiB' -> 2147483648; an int is bytes already."""
-    if isinstance(text, int) and text >= 0:
+    if isinstance(text, int) and not isinstance(text, bool) and text >= 0:
         return text
     m = _SIZE.match(str(text))
     if not m:
@@ -70,18 +70,42 @@ def pytest_report_header(config):
 class _Limit:
     __slots__ = ("kind", "limit", "warmups")
 
-    def __init__(self, mark):
+    def __init__(self, mark, where=""):
+        """A mark's limit; arguments it cannot take are a pytest.UsageError
+        naming the test (pytest then stops with one line, no traceback)."""
         self.kind = mark.name
-        args = dict(zip(("limit", "warmups"), mark.args))
+        names = ("limit", "warmups") if self.kind == "gpu_limit_leaks" else ("limit",)
+        who = "%s: %s" % (where, mark.name) if where else mark.name
+        eg = "(e.g. @pytest.mark.%s(%s))" % (mark.name, "'1 GiB', warmups=1" if len(names) == 2 else "'1 GiB'")
+        args = dict(zip(names, mark.args))
+        extra = [repr(a) for a in mark.args[len(names):]] + [k for k in mark.kwargs if k not in names]
+        extra += [k + " twice" for k in mark.kwargs if k in args]
+        if extra:
+            raise pytest.UsageError("%s takes %s, not %s %s" % (who, " and ".join(names), ", ".join(extra), eg))
         args.update(mark.kwargs)
         if "limit" not in args:
-            raise pytest.UsageError("%s needs a limit, e.g. @pytest.mark.%s('1 GiB')" % (mark.name, mark.name))
-        self.limit = parse_size(args["limit"])
-        self.warmups = int(args.get("warmups", 0)) if self.kind == "gpu_limit_leaks" else 0
+            raise pytest.UsageError("%s needs a limit %s" % (who, eg))
+        try:
+            self.limit = parse_size(args["limit"])
+        except ValueError:
+            raise pytest.UsageError("%s: limit %r is not a size (e.g. 512, '64 KiB', '1.5 GiB')"
+                                    % (who, args["limit"])) from None
+        w = args.get("warmups", 0)
+        if not isinstance(w, int) or isinstance(w, bool) or w < 0:
+            raise pytest.UsageError("%s: warmups wants a count >= 0, not %r %s" % (who, w, eg))
+        self.warmups = w
 
 
 def _limits(item):
-    return [_Limit(m) for name in ("gpu_limit_memory", "gpu_limit_leaks") for m in item.iter_markers(name)]
+    return [_Limit(m, item.nodeid) for name in ("gpu_limit_memory", "gpu_limit_leaks")
+            for m in item.iter_markers(name)]
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Every mark's arguments checked before any test runs (under gpuledger
+    or not): a bad one is a usage error, not a test's traceback."""
+    for item in items:
+        _limits(item)
 
 
 _LAYER = {"blocks": "PyTorch tensor blocks", "device": "CUDA allocations"}

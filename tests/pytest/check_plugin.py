@@ -10,7 +10,9 @@ the optimizer's steps, end to end against the fake CUDA runtime:
    package's entry point, checks nothing and says so once;
 4. train_leak.py (no gpuledger call) under `gpuledger run --torch blocks`:
    `gpuledger leaks --steps` takes its steps from the optimizer and names
-   the leaking line.
+   the leaking line;
+5. marks with arguments they cannot take: a usage error naming the test
+   (pytest's exit 4, one line), not a test failing with a traceback.
 Run by `meson test pytest` with the python3 that has pytest (Debian's
 python3-pytest); exit 77 (skipped) without one."""
 import os
@@ -167,6 +169,30 @@ def checks(d):
           "growing step after step (6 steps ended by the optimizer's step()): 1 stack" in r.stdout, True)
     check("leaks --steps: the leaking line", "leak_workspace (train_leak.py:%d)" % line_of(
         os.path.join(d, "train_leak.py"), "_rt.cudaMalloc(") in r.stdout.replace(d + "/", ""), True)
+
+    # 5. bad mark arguments: one usage line before any test runs
+    bad = [
+        ("gpu_limit_leaks('lots')", "gpu_limit_leaks: limit 'lots' is not a size (e.g. 512, '64 KiB', '1.5 GiB')"),
+        ("gpu_limit_leaks('1 MiB', warmups='x')", "gpu_limit_leaks: warmups wants a count >= 0, not 'x' (e.g. "
+         "@pytest.mark.gpu_limit_leaks('1 GiB', warmups=1))"),
+        ("gpu_limit_memory()", "gpu_limit_memory needs a limit (e.g. @pytest.mark.gpu_limit_memory('1 GiB'))"),
+        ("gpu_limit_memory('1 MiB', 2)", "gpu_limit_memory takes limit, not 2 (e.g. "
+         "@pytest.mark.gpu_limit_memory('1 GiB'))"),
+        ("gpu_limit_leaks('1 MiB', warmup=1)", "gpu_limit_leaks takes limit and warmups, not warmup (e.g. "
+         "@pytest.mark.gpu_limit_leaks('1 GiB', warmups=1))"),
+    ]
+    for n, (mark, line) in enumerate(bad):
+        with open(os.path.join(d, "bad_%d.py" % n), "w") as f:
+            f.write("import pytest\n\n\n@pytest.mark.%s\ndef test_marked():\n    pass\n" % mark)
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", d, "bad_%d.py" % n]
+        for where, (c, e) in (("outside", (cmd, out_env)), ("under", ([GL, "run", "-q", "-o", os.path.join(
+                d, "bad.db"), "--"] + cmd, env))):
+            if where == "under" and n:
+                continue  # once under gpuledger is enough
+            r = run(c, e, d)
+            check("bad mark %s (%s gpuledger)" % (mark, where), (r.returncode, "Traceback" in r.stdout + r.stderr,
+                  [x for x in (r.stdout + r.stderr).split("\n") if x.startswith("ERROR")]),
+                  (4, False, ["ERROR: bad_%d.py::test_marked: %s" % (n, line)]))
 
     if failures:
         print("\n\n".join(failures))
