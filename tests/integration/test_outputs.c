@@ -426,6 +426,22 @@ static void test_output_not_regular(void **state)
     assert_true(S_ISCHR(st.st_mode));
 }
 
+/* The ledger's columns at 100,000 allocations of one stack (misc many
+ * 100000: 256 B each, and 1 MiB from another line): the count stands two
+ * spaces from the share and aligned with the row below (it read
+ * " 96.1% 100000x", one space, the rows out of line). */
+static void test_ledger_columns(void **state)
+{
+    (void)state;
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "many.db", PROG("misc"), "many", "100000"));
+    assert_int_equal(r.status, 0);
+    h_run(&r, NULL, ARGV(GL, "report", "many.db"));
+    assert_int_equal(r.status, 0);
+    h_expect(r.out, "\n  peak ledger (2 stacks):\n"
+                    "     24.41 MiB  96.1%  100000x  other            leak_one <- main <- ");
+    h_expect(r.out, "\n      1.00 MiB   3.9%       1x  other            main <- ");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -437,6 +453,7 @@ int main(void)
         cmocka_unit_test_teardown(test_same_db_twice, h_teardown),
         cmocka_unit_test_teardown(test_cli_promises, h_teardown),
         cmocka_unit_test_teardown(test_output_not_regular, h_teardown),
+        cmocka_unit_test_teardown(test_ledger_columns, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

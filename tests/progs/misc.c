@@ -32,7 +32,9 @@
  *   failed      1 MiB on device 0, freed; then on device 1 a 2 MiB
  *               cudaMalloc that fails (run with FAKECUDA_FAIL_ALLOC=2) and
  *               two cudaFree that fail: a pointer never allocated and the
- *               device-0 buffer again (exit 0 when all three failed) */
+ *               device-0 buffer again (exit 0 when all three failed)
+ *   many N      N allocations of 256 bytes from one line, all kept, and
+ *               one of 1 MiB from another */
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <stdint.h>
@@ -346,6 +348,12 @@ int main(int argc, char **argv)
         failed += cudaFree((void *)(uintptr_t)0x7f00dead0000) != cudaSuccess;
         failed += cudaFree(p) != cudaSuccess;
         return failed == 3 ? 0 : 1;
+    }
+    if (!strcmp(what, "many")) {
+        for (int i = 0; i < n; i++)
+            leak_one(256);
+        void *big = NULL;
+        return cudaMalloc(&big, 1u << 20) == cudaSuccess ? 0 : 1;
     }
     if (!strcmp(what, "crash")) {
         leak_one(4096);
