@@ -199,7 +199,7 @@ static int parse(struct gl_cli *cli, int argc, char **argv)
 
 struct gl_run *gl_cli_load(const char *path)
 {
-    char err[1200];
+    char err[GL_ERR_MAX];
     struct gl_run *r = gl_run_load(path, err, sizeof err);
     if (!r) {
         fputs("gpuledger: ", stderr);
@@ -247,7 +247,7 @@ static int device_missing(const struct gl_cli *cli)
 static int load(struct gl_cli *cli)
 {
     if (cli->cmd->needs & GL_NEEDS_RULES) {
-        char err[512];
+        char err[GL_ERR_MAX];
         if (cli->rules_path ? gl_rules_load(&cli->rules, cli->rules_path, err, sizeof err)
                             : gl_rules_default(&cli->rules)) {
             fputs("gpuledger: ", stderr);

@@ -35,7 +35,7 @@ int cmd_diff(struct gl_cli *cli)
     struct gl_run *run[2] = {cli->runs[0], cli->runs[cli->npaths - 1]};
     struct gl_moment m[2];
     const struct gl_moment *at[2] = {&m[0], &m[1]};
-    char err[1200];
+    char err[GL_ERR_MAX];
     for (int k = 0; k < 2 && nat; k++)
         if (gl_moment_at(run[k], at_when[nat == 2 ? k : 0], &m[k], err, sizeof err))
             return gl_cli_fail(cli, "%s", err);

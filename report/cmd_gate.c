@@ -65,7 +65,7 @@ const struct gl_cmd_spec gl_gate_spec = {.usage = gl_usage_gate, .opts = opts, .
  * naming each such database, unless --allow-unfinished (0). */
 static int refuse_unfinished(struct gl_cli *cli)
 {
-    char buf[1024];
+    char buf[2 * PATH_MAX];
     int rc = 0;
     for (int i = 0; !allow_unfinished && i < cli->npaths; i++)
         if (cli->runs[i]->unfinished)

@@ -28,7 +28,7 @@ const struct gl_cmd_spec gl_report_spec = {
 /* The --at moment of every run: 0, or 2 after saying why. */
 static int moments(struct gl_cli *cli, struct gl_moment *m)
 {
-    char err[1200];
+    char err[GL_ERR_MAX];
     for (int i = 0; at_when && i < cli->npaths; i++)
         if (gl_moment_at(cli->runs[i], at_when, &m[i], err, sizeof err))
             return gl_cli_fail(cli, "%s", err);

@@ -49,7 +49,7 @@ struct gl_heaps_view {
     struct gl_heap_view *v;
     size_t n;
     struct gl_stacks stacks;
-    char err[1200];
+    char err[GL_ERR_MAX];
 };
 
 /* 0, or -1 with "FILE: problem" in hv->err (free it all the same). */

@@ -5,11 +5,16 @@
 #ifndef GL_MODEL_H
 #define GL_MODEL_H
 
+#include <limits.h>
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "gl_event.h"
+
+/* Room for a one-line error: a path or two (PATH_MAX each) and the reason
+ * after them, never cut before the reason. */
+#define GL_ERR_MAX (2 * PATH_MAX + 1024)
 
 struct gl_alloc {
     int64_t seq, free_seq;  /* free_seq 0: never ended */
@@ -96,7 +101,7 @@ enum gl_skip {
 const char *gl_skip_reason(enum gl_skip k);
 
 struct gl_run {
-    char path[1024];
+    char path[PATH_MAX];
     sqlite3 *db;
     int64_t pid, ppid, exit_code, exit_signal, start_ns, end_ns;
     int has_exit_code, has_exit_signal, has_end;

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -90,7 +91,14 @@ sqlite3 *gl_db_open_read(const char *path, char *err, size_t errsz)
     sqlite3 *db = NULL;
     int rc = open_readonly(path, &db);
     if (rc != SQLITE_OK) {
-        snprintf(err, errsz, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+        /* SQLite's unix VFS takes full paths of under 512 bytes (its MAX_PATHNAME) */
+        char *full = realpath(path, NULL);
+        size_t len = full ? strlen(full) : strlen(path);
+        free(full);
+        snprintf(err, errsz, "%s: cannot open: %s%s", path, db ? sqlite3_errmsg(db) : "out of memory",
+                 db && len >= 512 ? " (SQLite opens files whose full path is under 512 bytes: move or link it to "
+                                    "a shorter one)"
+                                  : "");
         sqlite3_close(db);
         return NULL;
     }

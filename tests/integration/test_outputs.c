@@ -442,6 +442,53 @@ static void test_ledger_columns(void **state)
     h_expect(r.out, "\n      1.00 MiB   3.9%       1x  other            main <- ");
 }
 
+/* Does s end with tail? */
+static int ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), k = strlen(tail);
+    return n >= k && !strcmp(s + n - k, tail);
+}
+
+/* Error lines about a file deep in directories (a path of 1,200 bytes and
+ * more): the reason after the path is whole (it was cut at ~1 KB, before
+ * the reason), on one line; a database SQLite cannot open for its path's
+ * length says so. */
+static void test_long_error_lines(void **state)
+{
+    (void)state;
+    char deep[2048], bad[2100], rules[2100], db[2100], cmd[10000];
+    int n = snprintf(deep, sizeof deep, "%s", h_dir());
+    for (int i = 0; i < 6; i++)
+        n += snprintf(deep + n, sizeof deep - (size_t)n, "/%0200d", i);
+    snprintf(bad, sizeof bad, "%s/bad.db", deep);
+    snprintf(rules, sizeof rules, "%s/rules.txt", deep);
+    snprintf(db, sizeof db, "%s/l3.db", deep);
+    make("l3.db", "leaks3");
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && printf 'hello\\n' > '%s' && printf 'onlyone\\n' > '%s' && cp l3.db '%s'",
+             deep, bad, rules, db);
+    h_run(&r, NULL, ARGV("/bin/sh", "-c", cmd));
+    assert_int_equal(r.status, 0);
+    static const char *const verbs[] = {"summary", "report", "leaks", "gate"};
+    for (int i = 0; i < 4; i++) {
+        h_run(&r, NULL, ARGV(GL, verbs[i], "--max-leak-bytes", "0", bad));
+        if (strcmp(verbs[i], "gate"))
+            h_run(&r, NULL, ARGV(GL, verbs[i], bad));
+        assert_int_equal(r.status, 2);
+        assert_int_equal(h_count_lines(r.err, ""), 1);
+        if (!ends_with(r.err, "/bad.db: not a SQLite database (6 bytes, shorter than SQLite's header)\n"))
+            fail_msg("%s: %s", verbs[i], r.err);
+    }
+    h_run(&r, NULL, ARGV(GL, "report", "--rules", rules, "l3.db"));
+    assert_int_equal(r.status, 2);
+    if (!ends_with(r.err, "/rules.txt:1: rule 'onlyone' has no field and no pattern (want CATEGORY FIELD PATTERN)\n"))
+        fail_msg("rules: %s", r.err);
+    h_run(&r, NULL, ARGV(GL, "report", db));
+    assert_int_equal(r.status, 2);
+    if (!ends_with(r.err, "/l3.db: cannot open: unable to open database file (SQLite opens files whose full path is "
+                          "under 512 bytes: move or link it to a shorter one)\n"))
+        fail_msg("long path: %s", r.err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -454,6 +501,7 @@ int main(void)
         cmocka_unit_test_teardown(test_cli_promises, h_teardown),
         cmocka_unit_test_teardown(test_output_not_regular, h_teardown),
         cmocka_unit_test_teardown(test_ledger_columns, h_teardown),
+        cmocka_unit_test_teardown(test_long_error_lines, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
