@@ -12,7 +12,9 @@
 #include "render.h"
 
 static const char *what; /* NULL: not given (folded: peak; csv: allocs) */
-static unsigned long long max_entries;
+/* PyTorch's snapshot examples record _record_memory_history(max_entries=100000) */
+#define DEFAULT_MAX_ENTRIES 100000ULL
+static unsigned long long max_entries = DEFAULT_MAX_ENTRIES; /* 0: all */
 
 static int opt(struct gl_cli *cli, int key, const char *arg)
 {
@@ -20,15 +22,19 @@ static int opt(struct gl_cli *cli, int key, const char *arg)
         what = arg;
         return 0;
     }
+    if (!strcmp(arg, "all")) {
+        max_entries = 0;
+        return 0;
+    }
     if (gl_parse_size(arg, &max_entries) || !max_entries)
-        return gl_cli_fail(cli, "--max-entries wants a positive number, not '%s'", arg);
+        return gl_cli_fail(cli, "--max-entries wants a positive number or 'all', not '%s'", arg);
     return 0;
 }
 
 static void reset(void)
 {
     what = NULL;
-    max_entries = 0;
+    max_entries = DEFAULT_MAX_ENTRIES;
 }
 
 static int check(struct gl_cli *cli)

@@ -335,6 +335,37 @@ static int entries_of(struct mv *m, const struct ev *step, int write)
     return e.n;
 }
 
+/* Device bytes of the ledger live on `device` at time ts. */
+static uint64_t live_at(const struct gl_run *r, int device, int64_t ts)
+{
+    uint64_t live = 0;
+    for (size_t i = 0; i < r->nallocs; i++) {
+        const struct gl_alloc *a = &r->allocs[i];
+        if (a->device == device && gl_kind_counts_on_device(a->kind) && a->alloc_ns <= ts &&
+            (!a->free_seq || a->free_ns > ts))
+            live += a->size;
+    }
+    return live;
+}
+
+/* An OOM's device_free, as PyTorch's entry has it: what PyTorch's allocator
+ * said (the fail's aux), else the device's free bytes at the last
+ * cudaMemGetInfo sample before it less what the ledger took since; 0 when
+ * neither is known. */
+static uint64_t device_free(struct gl_run *r, const struct gl_fail *fl)
+{
+    uint64_t free_then;
+    int64_t at;
+    if (fl->aux)
+        return fl->aux;
+    if (!gl_run_device_sample(r, fl->device, fl->ts_ns, &free_then, &at))
+        return 0;
+    uint64_t before = live_at(r, fl->device, at), now = live_at(r, fl->device, fl->ts_ns);
+    if (now > before)
+        return free_then > now - before ? free_then - (now - before) : 0;
+    return free_then + (before - now);
+}
+
 static void trace(struct mv *m, const struct ev *ev, size_t nev, int device, size_t max_entries)
 {
     struct gl_run *r = m->r;
@@ -344,8 +375,11 @@ static void trace(struct mv *m, const struct ev *ev, size_t nev, int device, siz
             total += (size_t)entries_of(m, &ev[i], 0);
     for (size_t i = 0; i < r->nfails; i++)
         total += r->fails[i].device == device && r->fails[i].op == GL_OP_OOM;
-    if (max_entries && total > max_entries) /* keep the last ones, as PyTorch's ring does */
+    if (max_entries && total > max_entries) { /* keep the last ones, as PyTorch's ring does */
         skip = total - max_entries;
+        fprintf(stderr, "gpuledger export: memory_viz: device %d: the last %zu of %zu trace entries kept "
+                "(--max-entries %zu; --max-entries all keeps every one)\n", device, max_entries, total, max_entries);
+    }
     gl_pk_list_begin(&m->p, &m->list);
     for (size_t i = 0; i <= nev; i++) {
         int64_t seq = i < nev ? ev[i].seq : INT64_MAX;
@@ -353,7 +387,7 @@ static void trace(struct mv *m, const struct ev *ev, size_t nev, int device, siz
             const struct gl_fail *fl = &r->fails[f];
             if (fl->device != device || fl->op != GL_OP_OOM || seen++ < skip)
                 continue;
-            entry(m, "oom", 0, fl->size, 0, fl->stack_id, fl->ts_ns);
+            entry(m, "oom", device_free(r, fl), fl->size, 0, fl->stack_id, fl->ts_ns);
         }
         if (i == nev)
             break;

@@ -190,6 +190,9 @@ void gl_run_python_stacks(struct gl_run *r, struct gl_u64map *out);
 /* The highest reservation pool reported on device (pool_samples; pool 0:
  * any pool of the device), 0 if none. */
 uint64_t gl_run_pool_reserved(struct gl_run *r, uint64_t pool, int device);
+/* The last device_samples row of `device` at or before ts_ns (cudaMemGetInfo's
+ * free bytes, and when): 1, or 0 when there is none (or no such table). */
+int gl_run_device_sample(struct gl_run *r, int device, int64_t ts_ns, uint64_t *free_bytes, int64_t *at_ns);
 /* The allocation made by event seq (allocs are in seq order), or NULL. */
 const struct gl_alloc *gl_run_alloc_by_seq(const struct gl_run *r, int64_t seq);
 

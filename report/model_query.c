@@ -89,6 +89,26 @@ uint64_t gl_run_pool_reserved(struct gl_run *r, uint64_t pool, int device)
     return v;
 }
 
+int gl_run_device_sample(struct gl_run *r, int device, int64_t ts_ns, uint64_t *free_bytes, int64_t *at_ns)
+{
+    sqlite3_stmt *st;
+    int found = 0;
+    if (sqlite3_prepare_v2(r->db,
+                           "SELECT free, ts_ns FROM device_samples WHERE device = ?1 AND ts_ns <= ?2"
+                           " ORDER BY ts_ns DESC LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return 0; /* an older file without the table */
+    sqlite3_bind_int(st, 1, device);
+    sqlite3_bind_int64(st, 2, ts_ns);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+        *free_bytes = (uint64_t)sqlite3_column_int64(st, 0);
+        *at_ns = sqlite3_column_int64(st, 1);
+        found = 1;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
 const struct gl_alloc *gl_run_alloc_by_seq(const struct gl_run *r, int64_t seq)
 {
     size_t lo = 0, hi = r->nallocs;

@@ -489,6 +489,45 @@ static void test_long_error_lines(void **state)
         fail_msg("long path: %s", r.err);
 }
 
+/* PyTorch's memory snapshot from gpuledger export: the OOM entry's
+ * device_free is the device's free bytes then (it was 0): the fake's 16 GiB
+ * less its 300 MiB context less the 3 MiB live at the OOM (oom: 1 and 2 MiB
+ * live, the 3 MiB cudaMalloc fails), from the cudaMemGetInfo sample taken
+ * at the first allocation less what the ledger took since. The trace keeps
+ * each device's last 100,000 entries by default, saying so (8 M entries
+ * were made for a long run), and all with --max-entries all. */
+static void test_memviz_export(void **state)
+{
+    (void)state;
+    static const char *const show =
+        "import pickle, sys\n"
+        "s = pickle.load(open(sys.argv[1], 'rb'))\n"
+        "print([len(t) for t in s['device_traces']], [e['device_free'] for t in s['device_traces'] for e in t"
+        " if e['action'] == 'oom'])\n";
+    h_run(&r, ENV("FAKECUDA_FAIL_ALLOC=3"), ARGV(GL, "run", "-q", "-o", "oom.db", PROG("oom")));
+    assert_int_equal(r.status, 1);
+    h_run(&r, NULL, ARGV(GL, "export", "--format", "memory_viz", "-o", "oom.pickle", "oom.db"));
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.err, "");
+    h_run(&r, NULL, ARGV("/usr/bin/python3", "-c", show, "oom.pickle"));
+    assert_string_equal(r.out, "[21] [16862150656]\n");
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "many.db", PROG("misc"), "many", "150000"));
+    assert_int_equal(r.status, 0);
+    h_run(&r, NULL, ARGV(GL, "export", "--format", "memory_viz", "-o", "m.pickle", "many.db"));
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.err, "gpuledger export: memory_viz: device 0: the last 100000 of 300002 trace entries kept "
+                               "(--max-entries 100000; --max-entries all keeps every one)\n");
+    h_run(&r, NULL, ARGV("/usr/bin/python3", "-c", show, "m.pickle"));
+    assert_string_equal(r.out, "[100000] []\n");
+    h_run(&r, NULL, ARGV(GL, "export", "--format", "memory_viz", "--max-entries", "all", "-o", "m.pickle", "many.db"));
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.err, "");
+    h_run(&r, NULL, ARGV("/usr/bin/python3", "-c", show, "m.pickle"));
+    assert_string_equal(r.out, "[300002] []\n");
+    h_run(&r, NULL, ARGV(GL, "export", "--help"));
+    h_expect(r.out, "(default 100000, as PyTorch's snapshot examples record;\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -502,6 +541,7 @@ int main(void)
         cmocka_unit_test_teardown(test_output_not_regular, h_teardown),
         cmocka_unit_test_teardown(test_ledger_columns, h_teardown),
         cmocka_unit_test_teardown(test_long_error_lines, h_teardown),
+        cmocka_unit_test_teardown(test_memviz_export, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
