@@ -1,6 +1,7 @@
 /* render_diff.c — the diff view as text: peak and never-freed totals, then
  * per stack the change at the peak and in what was never freed. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "escape.h"
 #include "moment.h"
@@ -63,10 +64,58 @@ static void moment_line(FILE *f, const char *side, const struct gl_moment *m, co
     fputc('\n', f);
 }
 
-/* What the figures below may not mean: a run whose recording did not
- * finish. */
+/* The program a command line runs: its first word's base name, and for
+ * a Python interpreter its script (or -m MODULE): "train.py",
+ * "-m pytest", "misc". Its other arguments may differ between two runs
+ * of one program. */
+static void program_of(const char *cmdline, char *out, size_t sz)
+{
+    char words[4][512];
+    int n = 0;
+    const char *p = cmdline;
+    while (n < 4 && *p) {
+        while (*p == ' ')
+            p++;
+        size_t len = strcspn(p, " ");
+        if (!len)
+            break;
+        snprintf(words[n++], sizeof words[0], "%.*s", (int)(len < 511 ? len : 511), p);
+        p += len;
+    }
+    if (!n) {
+        snprintf(out, sz, "%s", "");
+        return;
+    }
+    const char *base = strrchr(words[0], '/') ? strrchr(words[0], '/') + 1 : words[0];
+    int k = 1;
+    if (strncmp(base, "python", 6)) {
+        snprintf(out, sz, "%s", base);
+        return;
+    }
+    while (k < n && words[k][0] == '-' && strcmp(words[k], "-m"))
+        k++;
+    if (k + 1 < n && !strcmp(words[k], "-m"))
+        snprintf(out, sz, "-m %s", words[k + 1]);
+    else if (k < n)
+        snprintf(out, sz, "%s", strrchr(words[k], '/') ? strrchr(words[k], '/') + 1 : words[k]);
+    else
+        snprintf(out, sz, "%s", base);
+}
+
+/* What the figures below may not mean: two different programs, a run
+ * whose recording did not finish. */
 static void notes(FILE *f, const struct gl_diff_view *v)
 {
+    char a[520], b[520];
+    program_of(v->run[0]->cmdline, a, sizeof a);
+    program_of(v->run[1]->cmdline, b, sizeof b);
+    if (strcmp(a, b)) {
+        fputs("note: A and B are different programs (A ", f);
+        gl_text_str(f, a);
+        fputs(", B ", f);
+        gl_text_str(f, b);
+        fputs("): what follows compares two programs, not two runs of one\n", f);
+    }
     for (int k = 0; k < 2 && !(k && v->run[1] == v->run[0]); k++)
         if (v->run[k]->unfinished) {
             fprintf(f, "note: %s (", k ? "B" : "A");

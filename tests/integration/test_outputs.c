@@ -528,6 +528,24 @@ static void test_memviz_export(void **state)
     h_expect(r.out, "(default 100000, as PyTorch's snapshot examples record;\n");
 }
 
+/* diff of two different programs says so first (it gave no word); two
+ * runs of one program with other arguments do not get the note. */
+static void test_diff_programs(void **state)
+{
+    (void)state;
+    make("l3.db", "leaks3");
+    make("g.db", "grow");
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "a.db", PROG("alloc1000")));
+    assert_int_equal(r.status, 0);
+    h_run(&r, NULL, ARGV(GL, "diff", "l3.db", "a.db"));
+    assert_int_equal(r.status, 0);
+    h_expect(r.out, "note: A and B are different programs (A misc, B alloc1000): what follows compares two "
+                    "programs, not two runs of one\npeak:        14.00 MiB -> 1.43 MiB (-12.57 MiB)\n");
+    h_run(&r, NULL, ARGV(GL, "diff", "l3.db", "g.db"));
+    assert_int_equal(r.status, 0);
+    assert_null(strstr(r.out, "different programs"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -542,6 +560,7 @@ int main(void)
         cmocka_unit_test_teardown(test_ledger_columns, h_teardown),
         cmocka_unit_test_teardown(test_long_error_lines, h_teardown),
         cmocka_unit_test_teardown(test_memviz_export, h_teardown),
+        cmocka_unit_test_teardown(test_diff_programs, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
