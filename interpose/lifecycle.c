@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "real.h"
 #include "relay.h"
+#include "signals.h"
 #include "recorder.h"
 #include "pyframes.h"
 #include "stack.h"
@@ -33,9 +34,6 @@ static void warn_config(const char *msg)
 
 static void gl_finish(unsigned timeout_ms, int join);
 
-static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM, SIGINT, SIGHUP, SIGQUIT};
-#define NFATAL (sizeof fatal_signals / sizeof fatal_signals[0])
-
 static void on_fatal_signal(int sig)
 {
     int saved = errno;
@@ -43,29 +41,9 @@ static void on_fatal_signal(int sig)
     gl_finish(2000, 0); /* the process is ending: write the final run row */
     /* Back to the default action and deliver the signal again: the process
      * ends exactly as it would have without us. */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_DFL;
-    sigemptyset(&sa.sa_mask);
-    sigaction(sig, &sa, NULL);
+    gl_signals_default(sig);
     errno = saved;
     raise(sig);
-}
-
-static void install_signal_handlers(void)
-{
-    for (size_t i = 0; i < NFATAL; i++) {
-        struct sigaction old;
-        if (sigaction(fatal_signals[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL ||
-            (old.sa_flags & SA_SIGINFO))
-            continue; /* the program (or its launcher) has its own: leave it */
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_fatal_signal;
-        sigemptyset(&sa.sa_mask);
-        sa.sa_flags = SA_RESTART;
-        sigaction(fatal_signals[i], &sa, NULL);
-    }
 }
 
 /* ---- start-up ----------------------------------------------------------- */
@@ -150,7 +128,7 @@ static void init_once_fn(void)
         return;
     }
     pthread_atfork(fork_prepare, fork_parent, fork_child);
-    install_signal_handlers();
+    gl_signals_arm(on_fatal_signal);
     atomic_store(&gl_st.phase, GL_PHASE_RECORDING);
 }
 

@@ -1,0 +1,114 @@
+/* test_jobsafety.c — what a program sees of gpuledger must be what it sees
+ * without it (issue 27): its signal dispositions (CPython's Ctrl-C, a C
+ * program's sigaction), while the database is still finished on those
+ * signals; its own descriptors; its cost in memory when it never calls
+ * CUDA; exec in every form keeping what the first image recorded. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static struct run_result r;
+
+static const char *source(const char *rel)
+{
+    static char buf[4][1024];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", getenv("GL_SOURCE_ROOT"), rel);
+    return buf[k];
+}
+
+static void expect_finished(const char *db_path, int exit_signal, int events)
+{
+    sqlite3 *db = h_open(db_path);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM run WHERE end_ns IS NOT NULL"), 1);
+    assert_int_equal(h_int(db, "SELECT coalesce(exit_signal, 0) FROM run"), exit_signal);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events"), events);
+    sqlite3_close(db);
+}
+
+/* A C program reads the default for all nine signals, through sigaction,
+ * signal and sigset, as it does bare. */
+static void test_sigaction_sees_the_defaults(void **state)
+{
+    (void)state;
+    static struct run_result bare;
+    h_run(&bare, NULL, ARGV(PROG("sigprobe"), "probe"));
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "p.db", PROG("sigprobe"), "probe"));
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, bare.out);
+    assert_int_equal(h_count_lines(r.out, " dfl flags=0 signal=dfl sigset=dfl"), 9);
+    expect_finished("p.db", 0, 1);
+}
+
+/* The default set again with flags and a mask reads back as set; the
+ * signal still ends the process as bare, and the database is finished. */
+static void test_default_kept_underneath(void **state)
+{
+    (void)state;
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "t.db", PROG("sigprobe"), "term"));
+    assert_int_equal(r.status, 128 + SIGTERM);
+    assert_string_equal(r.out, "flags=restart mask=usr1\n");
+    expect_finished("t.db", SIGTERM, 1);
+    /* the program's own handler runs; the default set again (signal())
+     * returns it, and the next SIGINT still finishes the database */
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "o.db", PROG("sigprobe"), "own"));
+    assert_int_equal(r.status, 128 + SIGINT);
+    assert_string_equal(r.out, "caught 1\nback own\n");
+    expect_finished("o.db", SIGINT, 1);
+}
+
+/* CPython installs its SIGINT handler (it finds the default): Ctrl-C is a
+ * KeyboardInterrupt, except and finally run, and the uncaught one ends the
+ * process by SIGINT as bare, with the database finished. Every CPython 3
+ * on the machine (GL_TEST_PYTHONS as in test_python). */
+static void test_python_ctrl_c(void **state)
+{
+    (void)state;
+    glob_t g;
+    memset(&g, 0, sizeof g);
+    const char *list = getenv("GL_TEST_PYTHONS");
+    char pattern[2048];
+    snprintf(pattern, sizeof pattern, "%s", list ? list : "/root/.pyenv/versions/3.1*/bin/python3 /usr/bin/python3");
+    for (char *save = NULL, *tok = strtok_r(pattern, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+        glob(tok, g.gl_pathc ? GLOB_APPEND : 0, NULL, &g);
+    int ran = 0;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        const char *py = g.gl_pathv[i];
+        if (access(py, X_OK) != 0)
+            continue;
+        char db[64];
+        snprintf(db, sizeof db, "py%zu.db", i);
+        h_run(&r, NULL,
+              ARGV(GL, "run", "-q", "-o", db, py, source("tests/progs/py_sigint.py"),
+                   h_build("tests/fakecuda/libcudart.so.13")));
+        if (r.status != 128 + SIGINT ||
+            strcmp(r.out, "default_int_handler: True\nKeyboardInterrupt caught\nfinally ran\n") != 0)
+            fail_msg("%s: exit %d, stdout:\n%s", py, r.status, r.out);
+        expect_finished(db, SIGINT, 1);
+        ran++;
+    }
+    globfree(&g);
+    if (!ran)
+        fail_msg("no python3 found");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_sigaction_sees_the_defaults, h_teardown),
+        cmocka_unit_test_teardown(test_default_kept_underneath, h_teardown),
+        cmocka_unit_test_teardown(test_python_ctrl_c, h_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
