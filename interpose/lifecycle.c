@@ -105,6 +105,28 @@ static void fork_child(void)
     gl_st.pid = getpid();
 }
 
+/* GPULEDGER_QUEUE_SLOTS, bounded by the memory the ring takes when full
+ * (GL_RING_MAX_BYTES): the slots, rounded up to a power of two, or the
+ * most that fit, said once. */
+#define GL_RING_MAX_BYTES (1024ULL << 20)
+
+static size_t ring_slots(size_t want, uint32_t words)
+{
+    size_t slot = gl_queue_slot_bytes(words), cap = 2;
+    while (cap < want)
+        cap <<= 1;
+    if ((unsigned long long)cap * slot <= GL_RING_MAX_BYTES)
+        return cap;
+    size_t fit = 2;
+    while ((unsigned long long)fit * 2 * slot <= GL_RING_MAX_BYTES)
+        fit <<= 1;
+    gl_warn("GPULEDGER_QUEUE_SLOTS=%zu: %zu slots of %zu bytes (stack depth %u) would take %llu MiB when full, "
+            "more than the 1024 MiB allowed; using %zu slots (%llu MiB)",
+            want, cap, slot, gl_st.cfg.stack_depth, (unsigned long long)cap * slot >> 20, fit,
+            (unsigned long long)fit * slot >> 20);
+    return fit;
+}
+
 static void init_once_fn(void)
 {
     gl_st.start_ns = gl_now_ns();
@@ -115,6 +137,10 @@ static void init_once_fn(void)
         atomic_store(&gl_st.phase, GL_PHASE_DISABLED);
         return;
     }
+    /* for tests: re-anchor the TSC mapping this often (microseconds) */
+    const char *check_us = getenv("GL_TEST_CLOCK_CHECK_US");
+    if (check_us)
+        gl_clock_set_check_ns(strtoull(check_us, NULL, 10) * 1000ULL);
     gl_clock_init(gl_st.cfg.clock_tsc);
     gl_stack_init();
     gl_stack_use_fast(gl_st.cfg.unwind);
@@ -122,11 +148,8 @@ static void init_once_fn(void)
     unsigned py_room = 0;
     if (gl_st.cfg.python && gl_st.cfg.stack_depth && gl_py_probe(gl_st.cfg.python_depth))
         py_room = gl_st.cfg.python_depth;
-    if (gl_queue_init(&gl_st.queue, gl_st.cfg.queue_slots, gl_st.cfg.stack_depth + GL_STACK_SLACK + py_room) != 0) {
-        gl_warn("cannot map the event queue (%s); the program runs on unprofiled", strerror(errno));
-        atomic_store(&gl_st.phase, GL_PHASE_DISABLED);
-        return;
-    }
+    uint32_t words = gl_st.cfg.stack_depth + GL_STACK_SLACK + py_room;
+    gl_queue_init(&gl_st.queue, ring_slots(gl_st.cfg.queue_slots, words), words);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     gl_signals_arm(on_fatal_signal);
     atomic_store(&gl_st.phase, GL_PHASE_RECORDING);

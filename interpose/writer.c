@@ -313,6 +313,16 @@ static void *writer_main(void *arg)
 int gl_writer_start(void)
 {
     gl_usage_start(); /* if no driver lookup came first */
+    /* the ring is mapped at the first event (before any thread can see the
+     * writer running and claim a slot) */
+    if (gl_queue_map(&gl_st.queue) != 0) {
+        int expect_none = GL_WRITER_NONE;
+        if (atomic_compare_exchange_strong(&gl_st.writer_state, &expect_none, GL_WRITER_DONE)) {
+            gl_warn("cannot map the event queue (%s); the program runs on unprofiled", strerror(errno));
+            atomic_store(&gl_st.phase, GL_PHASE_DISABLED);
+        }
+        return -1;
+    }
     int expect = GL_WRITER_NONE;
     if (!atomic_compare_exchange_strong(&gl_st.writer_state, &expect, GL_WRITER_RUNNING))
         return atomic_load(&gl_st.writer_state) == GL_WRITER_RUNNING ? 0 : -1;
