@@ -129,6 +129,54 @@ static void test_tsc_reanchoring_keeps_order(void **state)
     assert_null(strstr(r.out, "skipped"));
 }
 
+static long field(const char *out, const char *name)
+{
+    const char *p = strstr(out, name);
+    if (!p)
+        fail_msg("no '%s' in: %s", name, out);
+    return strtol(p + strlen(name), NULL, 10);
+}
+
+/* A process that makes no CUDA memory call has no event ring mapped (no
+ * anonymous mapping of 8 MiB or more) and at most 1 MiB more private dirty
+ * memory than bare, also with a ring of a million slots; the ring appears
+ * at the first event. */
+static void test_no_ring_before_the_first_event(void **state)
+{
+    (void)state;
+    static struct run_result bare;
+    h_run(&bare, NULL, ARGV(PROG("nocuda"), "mem"));
+    assert_int_equal(bare.status, 0);
+    assert_int_equal(field(bare.out, "big_anon "), 0);
+    const char *const *envs[] = {NULL, ENV("GPULEDGER_QUEUE_SLOTS=1048576")};
+    for (int k = 0; k < 2; k++) {
+        h_run(&r, envs[k], ARGV(GL, "run", "-q", "-o", "n.db", PROG("nocuda"), "mem"));
+        assert_int_equal(r.status, 0);
+        assert_int_equal(field(r.out, "big_anon "), 0);
+        long extra = field(r.out, "private_dirty_kb ") - field(bare.out, "private_dirty_kb ");
+        if (extra > 1024)
+            fail_msg("%ld KiB of private dirty memory more than bare (%s)", extra, r.out);
+    }
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "c.db", PROG("nocuda"), "mem-cuda"));
+    assert_int_equal(r.status, 0);
+    assert_true(field(r.out, "big_anon ") >= 1);
+}
+
+/* GPULEDGER_QUEUE_SLOTS is bounded by the memory a full ring takes: one
+ * line says so, and the ring made is the most that fits in 1 GiB. */
+static void test_queue_slots_bounded_by_memory(void **state)
+{
+    (void)state;
+    h_run(&r, ENV("GPULEDGER_QUEUE_SLOTS=16777216", "GPULEDGER_STACK_DEPTH=48"),
+          ARGV(GL, "run", "-q", "-o", "q.db", PROG("nocuda"), "mem-cuda"));
+    assert_int_equal(r.status, 0);
+    assert_int_equal(h_count_lines(r.err, "gpuledger: GPULEDGER_QUEUE_SLOTS=16777216: 16777216 slots of "), 1);
+    h_expect(r.err, "more than the 1024 MiB allowed; using 1048576 slots (");
+    sqlite3 *db = h_open("q.db");
+    assert_string_equal(h_text(db, "SELECT value FROM meta WHERE key = 'queue_slots'"), "1048576");
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -136,6 +184,8 @@ int main(void)
         cmocka_unit_test_teardown(test_default_kept_underneath, h_teardown),
         cmocka_unit_test_teardown(test_python_ctrl_c, h_teardown),
         cmocka_unit_test_teardown(test_tsc_reanchoring_keeps_order, h_teardown),
+        cmocka_unit_test_teardown(test_no_ring_before_the_first_event, h_teardown),
+        cmocka_unit_test_teardown(test_queue_slots_bounded_by_memory, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
