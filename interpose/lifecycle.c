@@ -129,6 +129,7 @@ static size_t ring_slots(size_t want, uint32_t words)
 
 static void init_once_fn(void)
 {
+    gl_stderr_remember();
     gl_st.start_ns = gl_now_ns();
     gl_st.pid = getpid();
     gl_config_load(&gl_st.cfg, warn_config);

@@ -177,6 +177,58 @@ static void test_queue_slots_bounded_by_memory(void **state)
     sqlite3_close(db);
 }
 
+static const char *slurp(const char *rel)
+{
+    static char buf[4096];
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", h_dir(), rel);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[n] = 0;
+    if (f)
+        fclose(f);
+    return buf;
+}
+
+/* A program that closed its stderr and opened a data file (fd 2 again)
+ * finds only its own bytes there: the library's lines ("exists already",
+ * "wrote ...") go to the stderr the process started with, or nowhere. */
+static void test_no_line_into_a_reused_fd2(void **state)
+{
+    (void)state;
+    char path[600];
+    snprintf(path, sizeof path, "%s/s.db", h_dir());
+    FILE *f = fopen(path, "w"); /* so that the library has a line to say */
+    fclose(f);
+    snprintf(path, sizeof path, "%s/data.txt", h_dir());
+    h_run(&r, NULL, ARGV(GL, "run", "-o", "s.db", PROG("nocuda"), "stderr-file", path));
+    assert_int_equal(r.status, 0);
+    assert_string_equal(slurp("data.txt"), "data\nend\n");
+    sqlite3 *db = h_open("s.1.db");
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events"), 2);
+    sqlite3_close(db);
+}
+
+/* The library's own last line (preloaded without gpuledger run): "1
+ * event", sizes as the report writes them. */
+static void test_exit_line(void **state)
+{
+    (void)state;
+    char pre[700], out[700];
+    snprintf(pre, sizeof pre, "LD_PRELOAD=%s", h_build("interpose/libgpuledger.so"));
+    snprintf(out, sizeof out, "GPULEDGER_OUTPUT=%s/one.db", h_dir());
+    h_run(&r, ENV(pre, out), ARGV(PROG("sigprobe"), "term"));
+    assert_int_equal(r.status, 128 + SIGTERM);
+    char want[800];
+    snprintf(want, sizeof want, "gpuledger: wrote %s/one.db: 1 event, peak 1.00 MiB\n", h_dir());
+    assert_string_equal(r.err, want);
+    snprintf(out, sizeof out, "GPULEDGER_OUTPUT=%s/many.db", h_dir());
+    h_run(&r, ENV(pre, out), ARGV(PROG("alloc1000")));
+    assert_int_equal(r.status, 0);
+    snprintf(want, sizeof want, "gpuledger: wrote %s/many.db: 1997 events, peak 1.43 MiB\n", h_dir());
+    assert_string_equal(r.err, want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -186,6 +238,8 @@ int main(void)
         cmocka_unit_test_teardown(test_tsc_reanchoring_keeps_order, h_teardown),
         cmocka_unit_test_teardown(test_no_ring_before_the_first_event, h_teardown),
         cmocka_unit_test_teardown(test_queue_slots_bounded_by_memory, h_teardown),
+        cmocka_unit_test_teardown(test_no_line_into_a_reused_fd2, h_teardown),
+        cmocka_unit_test_teardown(test_exit_line, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,9 +7,12 @@
  *   fork N    forks N children that _exit(0) at once, one after the other;
  *             each child first prints its "mem" line when N is 1
  *   threads N creates and joins N threads that do nothing, one at a time
+ *   stderr-file FILE  closes fd 2, opens FILE (it becomes fd 2), writes
+ *             "data\n", one 1 MiB cudaMalloc and its free, writes "end\n"
  *   cuda-threads N  the same, each thread making one 4 KiB cudaMalloc and
  *             its cudaFree */
 #include <cuda_runtime_api.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +69,16 @@ int main(int argc, char **argv)
         }
         print_mem();
         return 0;
+    }
+    if (!strcmp(mode, "stderr-file") && argc > 2) {
+        close(2);
+        int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd != 2 || write(fd, "data\n", 5) != 5)
+            return 1;
+        void *p = NULL;
+        cudaMalloc(&p, 1u << 20);
+        cudaFree(p);
+        return write(fd, "end\n", 4) == 4 ? 0 : 1;
     }
     if (!strcmp(mode, "fork")) {
         for (long i = 0; i < n; i++) {
