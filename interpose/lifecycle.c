@@ -282,34 +282,142 @@ GL_EXPORT void _Exit(int status)
 
 /* ---- exec ----------------------------------------------------------------
  * exec replaces the image without running exit handlers: commit what is
- * queued first. If the exec fails the program goes on, still recorded. */
+ * queued first, and checkpoint the WAL so that the first image's .db file
+ * alone holds it. If the exec fails the program goes on, still recorded.
+ * libc's own exec family calls its internal execve, out of our reach: each
+ * entry point is wrapped (execl, execle, execlp build their argv here).
+ * posix_spawn replaces only the child's image: nothing of ours is lost. */
 
-#define EXEC_FLUSH() gl_flush_sync(2000)
+static void exec_flush(void)
+{
+    int saved = errno;
+    atomic_store(&gl_st.checkpoint_req, 1);
+    gl_flush_sync(2000);
+    errno = saved;
+}
 
 GL_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
     typedef int (*fn)(const char *, char *const[], char *const[]);
-    EXEC_FLUSH();
+    exec_flush();
     return ((fn)gl_real_next("execve"))(path, argv, envp);
 }
 
 GL_EXPORT int execv(const char *path, char *const argv[])
 {
     typedef int (*fn)(const char *, char *const[]);
-    EXEC_FLUSH();
+    exec_flush();
     return ((fn)gl_real_next("execv"))(path, argv);
 }
 
 GL_EXPORT int execvp(const char *file, char *const argv[])
 {
     typedef int (*fn)(const char *, char *const[]);
-    EXEC_FLUSH();
+    exec_flush();
     return ((fn)gl_real_next("execvp"))(file, argv);
 }
 
 GL_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     typedef int (*fn)(const char *, char *const[], char *const[]);
-    EXEC_FLUSH();
+    exec_flush();
     return ((fn)gl_real_next("execvpe"))(file, argv, envp);
+}
+
+GL_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    typedef int (*fn)(int, char *const[], char *const[]);
+    exec_flush();
+    return ((fn)gl_real_next("fexecve"))(fd, argv, envp);
+}
+
+GL_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
+{
+    typedef int (*fn)(int, const char *, char *const[], char *const[], int);
+    exec_flush();
+    return ((fn)gl_real_next("execveat"))(dirfd, path, argv, envp, flags);
+}
+
+/* The arguments of execl/execle/execlp after `arg`, up to the NULL, as an
+ * argv (in `small` when they fit, else malloc'd: exec is no hot path);
+ * *envp receives the pointer after the NULL when want_env. NULL if out of
+ * memory (errno ENOMEM). */
+#define SMALL_ARGV 256
+static char **collect_args(const char *arg, va_list ap, char **small, char ***envp, int want_env)
+{
+    va_list count;
+    va_copy(count, ap);
+    size_t n = 1;
+    if (arg)
+        while (va_arg(count, char *) != NULL)
+            n++;
+    va_end(count);
+    char **argv = n + 1 <= SMALL_ARGV ? small : malloc((n + 1) * sizeof *argv);
+    if (!argv) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    argv[0] = (char *)arg;
+    for (size_t i = 1; arg && i < n; i++)
+        argv[i] = va_arg(ap, char *);
+    argv[arg ? n : 0] = NULL;
+    if (arg)
+        (void)va_arg(ap, char *); /* the NULL */
+    if (want_env)
+        *envp = va_arg(ap, char **);
+    return argv;
+}
+
+extern char **environ;
+
+GL_EXPORT int execl(const char *path, const char *arg, ...)
+{
+    char *small[SMALL_ARGV];
+    va_list ap;
+    va_start(ap, arg);
+    char **argv = collect_args(arg, ap, small, NULL, 0);
+    va_end(ap);
+    if (!argv)
+        return -1;
+    int rc = execve(path, argv, environ);
+    int saved = errno;
+    if (argv != small)
+        free(argv);
+    errno = saved;
+    return rc;
+}
+
+GL_EXPORT int execle(const char *path, const char *arg, ...)
+{
+    char *small[SMALL_ARGV];
+    char **envp = NULL;
+    va_list ap;
+    va_start(ap, arg);
+    char **argv = collect_args(arg, ap, small, &envp, 1);
+    va_end(ap);
+    if (!argv)
+        return -1;
+    int rc = execve(path, argv, envp);
+    int saved = errno;
+    if (argv != small)
+        free(argv);
+    errno = saved;
+    return rc;
+}
+
+GL_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+    char *small[SMALL_ARGV];
+    va_list ap;
+    va_start(ap, arg);
+    char **argv = collect_args(arg, ap, small, NULL, 0);
+    va_end(ap);
+    if (!argv)
+        return -1;
+    int rc = execvp(file, argv);
+    int saved = errno;
+    if (argv != small)
+        free(argv);
+    errno = saved;
+    return rc;
 }

@@ -283,6 +283,8 @@ static void *writer_main(void *arg)
             last_commit = now;
             dirty = 0;
         }
+        if (flush && atomic_exchange(&gl_st.checkpoint_req, 0) && ok && !dirty)
+            gl_store_checkpoint(s); /* an exec comes: the .db file alone complete */
         if (asked)
             answer(s, ok);
         pthread_mutex_unlock(&gl_st.fork_lock);

@@ -229,6 +229,34 @@ static void test_exit_line(void **state)
     assert_string_equal(r.err, want);
 }
 
+/* Every exec entry point keeps what the first image recorded, in its .db
+ * file alone (a copy without the -wal): the WAL is checkpointed before the
+ * exec. posix_spawn runs the second image as a child (its own database). */
+static void test_every_exec_keeps_the_first_image(void **state)
+{
+    (void)state;
+    const char *how[] = {"execv", "execve", "execvp", "execl", "execle", "execlp", "fexecve", "execveat",
+                         "posix_spawn", "posix_spawnp"};
+    for (size_t i = 0; i < sizeof how / sizeof how[0]; i++) {
+        char sub[700], cmd[2000];
+        snprintf(sub, sizeof sub, "%s/%s", h_dir(), how[i]);
+        snprintf(cmd, sizeof cmd, "mkdir -p %s", sub);
+        assert_int_equal(system(cmd), 0);
+        h_run_in(&r, sub, NULL, ARGV(GL, "run", "-q", "-o", "x-%p.db", PROG("execself"), how[i]));
+        if (r.status != 0)
+            fail_msg("%s: exit %d: %s", how[i], r.status, r.err);
+        /* each database file copied alone, then read */
+        snprintf(cmd, sizeof cmd,
+                 "cd %s && for d in x-*.db; do cp $d alone.db && sqlite3 alone.db 'SELECT sum(size) FROM "
+                 "allocations'; rm -f alone.db; done | sort | tr '\\n' ' ' > sums",
+                 sub);
+        assert_int_equal(system(cmd), 0);
+        snprintf(cmd, sizeof cmd, "%s/sums", how[i]);
+        if (strcmp(slurp(cmd), "1048576 2097152 ") != 0)
+            fail_msg("%s: the .db files alone hold '%s', not '1048576 2097152 '", how[i], slurp(cmd));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -240,6 +268,7 @@ int main(void)
         cmocka_unit_test_teardown(test_queue_slots_bounded_by_memory, h_teardown),
         cmocka_unit_test_teardown(test_no_line_into_a_reused_fd2, h_teardown),
         cmocka_unit_test_teardown(test_exit_line, h_teardown),
+        cmocka_unit_test_teardown(test_every_exec_keeps_the_first_image, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
