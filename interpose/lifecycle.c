@@ -15,6 +15,7 @@
 
 #include "capture_gate.h"
 #include "clock.h"
+#include "errout.h"
 #include "real.h"
 #include "relay.h"
 #include "signals.h"

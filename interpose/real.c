@@ -97,3 +97,15 @@ void *gl_driver_sym(const char *name)
     }
     return gl_real_dlsym ? gl_real_dlsym(h, name) : NULL;
 }
+
+void *gl_driver_mem_info(void)
+{
+    static void *cached;
+    void *p = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
+    if (!p) {
+        p = gl_driver_sym("cuMemGetInfo_v2");
+        if (p)
+            __atomic_store_n(&cached, p, __ATOMIC_RELEASE);
+    }
+    return p;
+}

@@ -53,10 +53,6 @@ void gl_sample_after(int stream_ordered, int device, uint64_t pool, uint64_t now
 /* At a gpuledger_mark: a sample of the pools of every device a
  * stream-ordered call was made on (the step's pool cache). */
 void gl_sample_pools_at_mark(void);
-/* The driver's cuMemGetInfo_v2, looked up once (a failed dlsym allocates:
- * asked at every sample it made the host allocator calls of a loop depend
- * on how many samples fell in it), or NULL while the driver is not loaded. */
-void *gl_sample_mem_info_fn(void);
 
 /* The runtime API this thread is inside (0: none), from a CUPTI runtime
  * callback: the next event of the same operation is named after it. */

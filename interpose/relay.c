@@ -9,7 +9,7 @@
  * process. One writer puts, any thread prints; lines beyond the room are
  * counted and that count is printed instead. */
 #include "relay.h"
-#include "state.h"
+#include "errout.h"
 
 #include <errno.h>
 #include <stdatomic.h>

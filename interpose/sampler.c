@@ -51,11 +51,6 @@ static void *fn(int i)
     return p;
 }
 
-void *gl_sample_mem_info_fn(void)
-{
-    return fn(FN_MEM_INFO);
-}
-
 /* Is it this caller's turn (claims the slot for the next period)? */
 static int due(_Atomic uint64_t *slot, uint64_t now, uint64_t period)
 {

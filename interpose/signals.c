@@ -137,6 +137,7 @@ GL_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
     lock_all(&old);
     int rc = 0, err = errno;
     struct sigaction before;
+    memset(&before, 0, sizeof before);
     if (atomic_load(&armed[sig])) {
         before = shadow[sig];
         if (act && is_default(act)) {
@@ -178,6 +179,7 @@ static sighandler_t set_handler(int sig, sighandler_t h, int flags, int mask_sel
 {
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
+    memset(&old, 0, sizeof old);
     sa.sa_handler = h;
     sigemptyset(&sa.sa_mask);
     if (mask_self && sig > 0 && sig < NSIG)
@@ -220,6 +222,7 @@ GL_EXPORT sighandler_t __sysv_signal(int sig, sighandler_t h)
 GL_EXPORT int siginterrupt(int sig, int flag)
 {
     struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
     if (sig <= 0 || sig >= NSIG) {
         errno = EINVAL;
         return -1;
@@ -254,12 +257,14 @@ GL_EXPORT sighandler_t sigset(int sig, sighandler_t disp)
     sigaddset(&one, sig);
     if (disp == SIG_HOLD) {
         struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
         if (sigprocmask(SIG_BLOCK, &one, &old) < 0 || sigaction(sig, NULL, &sa) < 0)
             return SIG_ERR;
         return sigismember(&old, sig) ? SIG_HOLD : sa.sa_handler;
     }
     struct sigaction sa, prev;
     memset(&sa, 0, sizeof sa);
+    memset(&prev, 0, sizeof prev);
     sa.sa_handler = disp;
     sigemptyset(&sa.sa_mask);
     if (sigaction(sig, &sa, &prev) < 0 || sigprocmask(SIG_UNBLOCK, &one, &old) < 0)

@@ -63,11 +63,6 @@ struct gl_state {
 
 extern struct gl_state gl_st;
 
-/* At load: note which file fd 2 is. */
-void gl_stderr_remember(void);
-/* Write to fd 2 if it is still the file it was at load (else nothing,
- * -1); errno untouched. */
-int gl_stderr_write(const char *s, size_t n);
 /* One line "gpuledger: ..." on the stderr the process started with (or
  * nowhere), errno untouched. */
 void gl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
