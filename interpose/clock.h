@@ -19,8 +19,15 @@ extern int gl_clock_tsc;
 uint64_t gl_now_ns(void);
 
 /* Decide the stamp source (GPULEDGER_CLOCK: auto/tsc, monotonic) and, for
- * the TSC, measure its rate roughly (about 200 µs). */
+ * the TSC, read the first (ticks, ns) pair: no waiting (the rate is
+ * measured by the writer, at its first conversion). */
 void gl_clock_init(int want_tsc);
+
+/* For tests: other tick and nanosecond sources (NULL: the real ones; a
+ * non-NULL tsc counts as invariant), set before gl_clock_init; and how
+ * often gl_clock_anchor starts a new segment (0: every 100 ms). */
+void gl_clock_set_sources(uint64_t (*tsc)(void), uint64_t (*ns)(void));
+void gl_clock_set_check_ns(uint64_t ns);
 
 static inline uint64_t gl_stamp(void)
 {
@@ -35,11 +42,12 @@ static inline uint64_t gl_stamp(void)
  * producer side: the sampler). */
 uint64_t gl_stamp_span(uint64_t ns);
 
-/* Writer only (one thread): the CLOCK_MONOTONIC time of a stamp. */
+/* Writer only (one thread): the CLOCK_MONOTONIC time of a stamp; a
+ * non-decreasing function of the stamp across re-anchorings. */
 uint64_t gl_stamp_to_ns(uint64_t stamp);
 
 /* Writer only: compare the TSC with CLOCK_MONOTONIC again (at most every
- * 100 ms) and steer the mapping toward it without a jump. */
+ * 100 ms) and steer the mapping toward it, never back (a new segment). */
 void gl_clock_anchor(void);
 
 /* "tsc" or "monotonic", and the measured ns per tick (0 for monotonic). */

@@ -15,8 +15,10 @@
 
 #include "capture_gate.h"
 #include "clock.h"
+#include "errout.h"
 #include "real.h"
 #include "relay.h"
+#include "signals.h"
 #include "recorder.h"
 #include "pyframes.h"
 #include "stack.h"
@@ -33,9 +35,6 @@ static void warn_config(const char *msg)
 
 static void gl_finish(unsigned timeout_ms, int join);
 
-static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM, SIGINT, SIGHUP, SIGQUIT};
-#define NFATAL (sizeof fatal_signals / sizeof fatal_signals[0])
-
 static void on_fatal_signal(int sig)
 {
     int saved = errno;
@@ -43,29 +42,9 @@ static void on_fatal_signal(int sig)
     gl_finish(2000, 0); /* the process is ending: write the final run row */
     /* Back to the default action and deliver the signal again: the process
      * ends exactly as it would have without us. */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_DFL;
-    sigemptyset(&sa.sa_mask);
-    sigaction(sig, &sa, NULL);
+    gl_signals_default(sig);
     errno = saved;
     raise(sig);
-}
-
-static void install_signal_handlers(void)
-{
-    for (size_t i = 0; i < NFATAL; i++) {
-        struct sigaction old;
-        if (sigaction(fatal_signals[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL ||
-            (old.sa_flags & SA_SIGINFO))
-            continue; /* the program (or its launcher) has its own: leave it */
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_fatal_signal;
-        sigemptyset(&sa.sa_mask);
-        sa.sa_flags = SA_RESTART;
-        sigaction(fatal_signals[i], &sa, NULL);
-    }
 }
 
 /* ---- start-up ----------------------------------------------------------- */
@@ -127,8 +106,31 @@ static void fork_child(void)
     gl_st.pid = getpid();
 }
 
+/* GPULEDGER_QUEUE_SLOTS, bounded by the memory the ring takes when full
+ * (GL_RING_MAX_BYTES): the slots, rounded up to a power of two, or the
+ * most that fit, said once. */
+#define GL_RING_MAX_BYTES (1024ULL << 20)
+
+static size_t ring_slots(size_t want, uint32_t words)
+{
+    size_t slot = gl_queue_slot_bytes(words), cap = 2;
+    while (cap < want)
+        cap <<= 1;
+    if ((unsigned long long)cap * slot <= GL_RING_MAX_BYTES)
+        return cap;
+    size_t fit = 2;
+    while ((unsigned long long)fit * 2 * slot <= GL_RING_MAX_BYTES)
+        fit <<= 1;
+    gl_warn("GPULEDGER_QUEUE_SLOTS=%zu: %zu slots of %zu bytes (stack depth %u) would take %llu MiB when full, "
+            "more than the 1024 MiB allowed; using %zu slots (%llu MiB)",
+            want, cap, slot, gl_st.cfg.stack_depth, (unsigned long long)cap * slot >> 20, fit,
+            (unsigned long long)fit * slot >> 20);
+    return fit;
+}
+
 static void init_once_fn(void)
 {
+    gl_stderr_remember();
     gl_st.start_ns = gl_now_ns();
     gl_st.pid = getpid();
     gl_config_load(&gl_st.cfg, warn_config);
@@ -137,6 +139,10 @@ static void init_once_fn(void)
         atomic_store(&gl_st.phase, GL_PHASE_DISABLED);
         return;
     }
+    /* for tests: re-anchor the TSC mapping this often (microseconds) */
+    const char *check_us = getenv("GL_TEST_CLOCK_CHECK_US");
+    if (check_us)
+        gl_clock_set_check_ns(strtoull(check_us, NULL, 10) * 1000ULL);
     gl_clock_init(gl_st.cfg.clock_tsc);
     gl_stack_init();
     gl_stack_use_fast(gl_st.cfg.unwind);
@@ -144,13 +150,10 @@ static void init_once_fn(void)
     unsigned py_room = 0;
     if (gl_st.cfg.python && gl_st.cfg.stack_depth && gl_py_probe(gl_st.cfg.python_depth))
         py_room = gl_st.cfg.python_depth;
-    if (gl_queue_init(&gl_st.queue, gl_st.cfg.queue_slots, gl_st.cfg.stack_depth + GL_STACK_SLACK + py_room) != 0) {
-        gl_warn("cannot map the event queue (%s); the program runs on unprofiled", strerror(errno));
-        atomic_store(&gl_st.phase, GL_PHASE_DISABLED);
-        return;
-    }
+    uint32_t words = gl_st.cfg.stack_depth + GL_STACK_SLACK + py_room;
+    gl_queue_init(&gl_st.queue, ring_slots(gl_st.cfg.queue_slots, words), words);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
-    install_signal_handlers();
+    gl_signals_arm(on_fatal_signal);
     atomic_store(&gl_st.phase, GL_PHASE_RECORDING);
 }
 
@@ -280,34 +283,142 @@ GL_EXPORT void _Exit(int status)
 
 /* ---- exec ----------------------------------------------------------------
  * exec replaces the image without running exit handlers: commit what is
- * queued first. If the exec fails the program goes on, still recorded. */
+ * queued first, and checkpoint the WAL so that the first image's .db file
+ * alone holds it. If the exec fails the program goes on, still recorded.
+ * libc's own exec family calls its internal execve, out of our reach: each
+ * entry point is wrapped (execl, execle, execlp build their argv here).
+ * posix_spawn replaces only the child's image: nothing of ours is lost. */
 
-#define EXEC_FLUSH() gl_flush_sync(2000)
+static void exec_flush(void)
+{
+    int saved = errno;
+    atomic_store(&gl_st.checkpoint_req, 1);
+    gl_flush_sync(2000);
+    errno = saved;
+}
 
 GL_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
     typedef int (*fn)(const char *, char *const[], char *const[]);
-    EXEC_FLUSH();
+    exec_flush();
     return ((fn)gl_real_next("execve"))(path, argv, envp);
 }
 
 GL_EXPORT int execv(const char *path, char *const argv[])
 {
     typedef int (*fn)(const char *, char *const[]);
-    EXEC_FLUSH();
+    exec_flush();
     return ((fn)gl_real_next("execv"))(path, argv);
 }
 
 GL_EXPORT int execvp(const char *file, char *const argv[])
 {
     typedef int (*fn)(const char *, char *const[]);
-    EXEC_FLUSH();
+    exec_flush();
     return ((fn)gl_real_next("execvp"))(file, argv);
 }
 
 GL_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     typedef int (*fn)(const char *, char *const[], char *const[]);
-    EXEC_FLUSH();
+    exec_flush();
     return ((fn)gl_real_next("execvpe"))(file, argv, envp);
+}
+
+GL_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    typedef int (*fn)(int, char *const[], char *const[]);
+    exec_flush();
+    return ((fn)gl_real_next("fexecve"))(fd, argv, envp);
+}
+
+GL_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
+{
+    typedef int (*fn)(int, const char *, char *const[], char *const[], int);
+    exec_flush();
+    return ((fn)gl_real_next("execveat"))(dirfd, path, argv, envp, flags);
+}
+
+/* The arguments of execl/execle/execlp after `arg`, up to the NULL, as an
+ * argv (in `small` when they fit, else malloc'd: exec is no hot path);
+ * *envp receives the pointer after the NULL when want_env. NULL if out of
+ * memory (errno ENOMEM). */
+#define SMALL_ARGV 256
+static char **collect_args(const char *arg, va_list ap, char **small, char ***envp, int want_env)
+{
+    va_list count;
+    va_copy(count, ap);
+    size_t n = 1;
+    if (arg)
+        while (va_arg(count, char *) != NULL)
+            n++;
+    va_end(count);
+    char **argv = n + 1 <= SMALL_ARGV ? small : malloc((n + 1) * sizeof *argv);
+    if (!argv) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    argv[0] = (char *)arg;
+    for (size_t i = 1; arg && i < n; i++)
+        argv[i] = va_arg(ap, char *);
+    argv[arg ? n : 0] = NULL;
+    if (arg)
+        (void)va_arg(ap, char *); /* the NULL */
+    if (want_env)
+        *envp = va_arg(ap, char **);
+    return argv;
+}
+
+extern char **environ;
+
+GL_EXPORT int execl(const char *path, const char *arg, ...)
+{
+    char *small[SMALL_ARGV];
+    va_list ap;
+    va_start(ap, arg);
+    char **argv = collect_args(arg, ap, small, NULL, 0);
+    va_end(ap);
+    if (!argv)
+        return -1;
+    int rc = execve(path, argv, environ);
+    int saved = errno;
+    if (argv != small)
+        free(argv);
+    errno = saved;
+    return rc;
+}
+
+GL_EXPORT int execle(const char *path, const char *arg, ...)
+{
+    char *small[SMALL_ARGV];
+    char **envp = NULL;
+    va_list ap;
+    va_start(ap, arg);
+    char **argv = collect_args(arg, ap, small, &envp, 1);
+    va_end(ap);
+    if (!argv)
+        return -1;
+    int rc = execve(path, argv, envp);
+    int saved = errno;
+    if (argv != small)
+        free(argv);
+    errno = saved;
+    return rc;
+}
+
+GL_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+    char *small[SMALL_ARGV];
+    va_list ap;
+    va_start(ap, arg);
+    char **argv = collect_args(arg, ap, small, NULL, 0);
+    va_end(ap);
+    if (!argv)
+        return -1;
+    int rc = execvp(file, argv);
+    int saved = errno;
+    if (argv != small)
+        free(argv);
+    errno = saved;
+    return rc;
 }

@@ -16,6 +16,7 @@
 
 #include "pyframes.h"
 #include "pyint.h"
+#include "threadmem.h"
 
 const struct pyvt *gl_pyvt;
 static int (*f_addr2line)(void *code, int addr);
@@ -193,37 +194,22 @@ struct memo_ent {
 
 static __thread struct memo_ent *tls_memo __attribute__((tls_model("initial-exec")));
 static __thread int tls_memo_state __attribute__((tls_model("initial-exec"))); /* 0 not yet, 1 mapped, -1 none */
-static pthread_key_t memo_key;
-static pthread_once_t memo_once = PTHREAD_ONCE_INIT;
+static struct gl_threadmem memo_pool = GL_THREADMEM_INIT(MEMO_ENTS * sizeof(struct memo_ent));
 
 static void memo_free(void *p)
 {
     tls_memo = NULL;
     tls_memo_state = -1; /* a later destructor's event goes without */
-    munmap(p, MEMO_ENTS * sizeof(struct memo_ent));
-}
-
-static void memo_key_init(void)
-{
-    if (pthread_key_create(&memo_key, memo_free) != 0)
-        memo_key = (pthread_key_t)-1;
+    gl_threadmem_put(&memo_pool, p);
 }
 
 static struct memo_ent *memo(void)
 {
     if (tls_memo_state == 0) {
         tls_memo_state = -1;
-        pthread_once(&memo_once, memo_key_init);
-        void *p = mmap(NULL, MEMO_ENTS * sizeof(struct memo_ent), PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p != MAP_FAILED) {
-            if (memo_key != (pthread_key_t)-1 && pthread_setspecific(memo_key, p) == 0) {
-                tls_memo = p;
-                tls_memo_state = 1;
-            } else {
-                munmap(p, MEMO_ENTS * sizeof(struct memo_ent));
-            }
-        }
+        tls_memo = gl_threadmem_get(&memo_pool, memo_free);
+        if (tls_memo)
+            tls_memo_state = 1;
     }
     return tls_memo;
 }

@@ -22,24 +22,67 @@ static struct gl_event *slot_event(struct slot_head *s)
     return (struct gl_event *)(void *)(s + 1);
 }
 
+/* A slot's seq word is stored less its index in the ring, so that the
+ * zero pages of a fresh mapping read as "free at lap 0" (seq = index): the
+ * ring needs no writing before its first event, and a fork child's wiped
+ * copy is a reset ring. The HELD/BUSY bits sit above any position. */
+static uint64_t seq_load(struct gl_queue *q, uint64_t pos, memory_order mo)
+{
+    return atomic_load_explicit(&slot_at(q, pos)->seq, mo) + (pos & q->mask);
+}
+
+static void seq_store(struct gl_queue *q, uint64_t pos, uint64_t v, memory_order mo)
+{
+    atomic_store_explicit(&slot_at(q, pos)->seq, v - (pos & q->mask), mo);
+}
+
+static int seq_cas(struct gl_queue *q, uint64_t pos, uint64_t expect, uint64_t v, memory_order ok)
+{
+    uint64_t e = expect - (pos & q->mask);
+    return atomic_compare_exchange_strong_explicit(&slot_at(q, pos)->seq, &e, v - (pos & q->mask), ok,
+                                                   memory_order_relaxed);
+}
+
+size_t gl_queue_slot_bytes(uint32_t slot_words)
+{
+    size_t sz = sizeof(struct slot_head) + sizeof(struct gl_event) + (size_t)slot_words * sizeof(uintptr_t);
+    return (sz + 63) & ~(size_t)63;
+}
+
 int gl_queue_init(struct gl_queue *q, size_t capacity, uint32_t slot_words)
 {
     size_t cap = 2;
     while (cap < capacity)
         cap <<= 1;
-    size_t sz = sizeof(struct slot_head) + sizeof(struct gl_event) + (size_t)slot_words * sizeof(uintptr_t);
-    sz = (sz + 63) & ~(size_t)63;
     memset(q, 0, sizeof(*q));
-    /* mmap, not malloc: pages are touched only as the ring is used, and the
-     * memory never comes from (or disturbs) the application's heap. */
-    void *mem = mmap(NULL, cap * sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mem == MAP_FAILED)
-        return -1;
-    q->slots = mem;
-    q->slot_size = sz;
+    q->slot_size = gl_queue_slot_bytes(slot_words);
     q->mask = cap - 1;
     q->slot_words = slot_words;
     gl_queue_reset(q);
+    return 0;
+}
+
+int gl_queue_map(struct gl_queue *q)
+{
+    if (atomic_load_explicit(&q->slots_mapped, memory_order_acquire))
+        return 0;
+    /* mmap, not malloc: pages are touched only as the ring is used, and the
+     * memory never comes from (or disturbs) the application's heap. Wiped
+     * in a fork child: the child's ring is empty and costs the fork no
+     * page-table copy. */
+    size_t len = (q->mask + 1) * q->slot_size;
+    void *mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (mem == MAP_FAILED)
+        return -1;
+#ifdef MADV_WIPEONFORK
+    madvise(mem, len, MADV_WIPEONFORK);
+#endif
+    uintptr_t expect = 0;
+    if (!atomic_compare_exchange_strong(&q->slots_mapped, &expect, (uintptr_t)mem)) {
+        munmap(mem, len); /* another thread mapped it first */
+        return 0;
+    }
+    q->slots = mem;
     return 0;
 }
 
@@ -48,12 +91,15 @@ void gl_queue_destroy(struct gl_queue *q)
     if (q->slots)
         munmap(q->slots, (q->mask + 1) * q->slot_size);
     q->slots = NULL;
+    atomic_store(&q->slots_mapped, 0);
 }
 
 void gl_queue_reset(struct gl_queue *q)
 {
-    for (uint64_t i = 0; i <= q->mask; i++)
-        atomic_store_explicit(&slot_at(q, i)->seq, i, memory_order_relaxed);
+    /* zero pages are the empty ring (seq_load); after a fork that wiped
+     * the ring there is nothing to drop */
+    if (q->slots)
+        madvise(q->slots, (q->mask + 1) * q->slot_size, MADV_DONTNEED);
     atomic_fetch_add_explicit(&q->gen, 1, memory_order_relaxed);
     atomic_store_explicit(&q->head, 0, memory_order_relaxed);
     atomic_store_explicit(&q->tail, 0, memory_order_relaxed);
@@ -120,7 +166,7 @@ int gl_queue_crowded(struct gl_queue *q, uint64_t pos)
 
 void gl_queue_publish(struct gl_queue *q, uint64_t pos)
 {
-    atomic_store_explicit(&slot_at(q, pos)->seq, pos + 1, memory_order_release);
+    seq_store(q, pos, pos + 1, memory_order_release);
 }
 
 /* A slot's seq word: pos (free to claim at that lap), pos + 1 (published),
@@ -131,37 +177,31 @@ void gl_queue_publish(struct gl_queue *q, uint64_t pos)
 
 void gl_queue_hold(struct gl_queue *q, uint64_t pos)
 {
-    atomic_store_explicit(&slot_at(q, pos)->seq, (pos + 1) | HELD, memory_order_release);
+    seq_store(q, pos, (pos + 1) | HELD, memory_order_release);
 }
 
 int gl_queue_reclaim(struct gl_queue *q, uint64_t pos)
 {
-    uint64_t held = (pos + 1) | HELD;
-    return atomic_compare_exchange_strong_explicit(&slot_at(q, pos)->seq, &held, (pos + 1) | BUSY,
-                                                   memory_order_acquire, memory_order_relaxed);
+    return seq_cas(q, pos, (pos + 1) | HELD, (pos + 1) | BUSY, memory_order_acquire);
 }
 
 void gl_queue_publish_held(struct gl_queue *q, uint64_t pos)
 {
-    uint64_t held = (pos + 1) | HELD;
-    atomic_compare_exchange_strong_explicit(&slot_at(q, pos)->seq, &held, pos + 1, memory_order_release,
-                                            memory_order_relaxed);
+    seq_cas(q, pos, (pos + 1) | HELD, pos + 1, memory_order_release);
 }
 
 uint64_t gl_queue_held_at(struct gl_queue *q)
 {
     uint64_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
-    uint64_t seq = atomic_load_explicit(&slot_at(q, tail)->seq, memory_order_relaxed);
+    uint64_t seq = seq_load(q, tail, memory_order_relaxed);
     return seq == ((tail + 1) | HELD) ? tail : UINT64_MAX;
 }
 
 int gl_queue_steal(struct gl_queue *q)
 {
     uint64_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
-    uint64_t held = (tail + 1) | HELD;
     /* acquire: the producer's writes before it held the slot */
-    return atomic_compare_exchange_strong_explicit(&slot_at(q, tail)->seq, &held, tail + 1, memory_order_acquire,
-                                                   memory_order_relaxed);
+    return seq_cas(q, tail, (tail + 1) | HELD, tail + 1, memory_order_acquire);
 }
 
 void gl_queue_prefetch(struct gl_queue *q, uint64_t pos)
@@ -175,11 +215,9 @@ void gl_queue_prefetch(struct gl_queue *q, uint64_t pos)
 struct gl_event *gl_queue_peek(struct gl_queue *q)
 {
     uint64_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
-    struct slot_head *s = slot_at(q, tail);
-    uint64_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
-    if (seq != tail + 1)
+    if (!q->slots || seq_load(q, tail, memory_order_acquire) != tail + 1)
         return NULL;
-    return slot_event(s);
+    return slot_event(slot_at(q, tail));
 }
 
 void gl_queue_release(struct gl_queue *q)

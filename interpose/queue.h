@@ -20,7 +20,8 @@
 #include "meta.h"
 
 struct gl_queue {
-    unsigned char *slots; /* capacity * slot_size bytes */
+    unsigned char *slots; /* capacity * slot_size bytes; NULL until gl_queue_map */
+    _Atomic uintptr_t slots_mapped; /* the same, set once (gl_queue_map's race) */
     size_t slot_size;
     uint64_t mask;        /* capacity - 1 */
     uint32_t slot_words;  /* ips[] capacity of each slot, in words */
@@ -30,10 +31,17 @@ struct gl_queue {
     _Alignas(64) _Atomic uint64_t dropped; /* events given up on a full queue */
 };
 
-/* capacity is rounded up to a power of two (at least 2). Returns 0 or -1. */
+/* capacity is rounded up to a power of two (at least 2). Maps nothing:
+ * a process that records no event pays nothing for its ring. Returns 0. */
 int gl_queue_init(struct gl_queue *q, size_t capacity, uint32_t slot_words);
+/* The bytes one slot takes (the ring: capacity times that). */
+size_t gl_queue_slot_bytes(uint32_t slot_words);
+/* Map the ring (before the first claim; any thread, any number of times):
+ * zero pages, touched only as slots are used. Returns 0 or -1 (errno). */
+int gl_queue_map(struct gl_queue *q);
 void gl_queue_destroy(struct gl_queue *q);
-/* Forget everything in flight (used in a fork child, single-threaded). */
+/* Forget everything in flight (used in a fork child, single-threaded):
+ * the pages go back to zero, nothing is written. */
 void gl_queue_reset(struct gl_queue *q);
 
 /* Claim a slot. Returns the event to fill, or NULL when the queue is full.

@@ -62,10 +62,16 @@ void *gl_driver_sym(const char *name)
      * searches the library path (20-100 us, at every gpuledger_mark of a
      * program that has not used CUDA yet, or never does) */
     static unsigned long long absent_at;
-    void *p = gl_real_next(name);
+    /* the driver's own, once its handle is known: a dlsym that finds the
+     * name allocates nothing, one that fails (RTLD_NEXT past a driver
+     * loaded RTLD_LOCAL) allocates its error, on the caller's thread */
+    void *h = __atomic_load_n(&driver, __ATOMIC_ACQUIRE);
+    void *p = h && gl_real_dlsym ? gl_real_dlsym(h, name) : NULL;
     if (p)
         return p;
-    void *h = __atomic_load_n(&driver, __ATOMIC_ACQUIRE);
+    p = gl_real_next(name);
+    if (p)
+        return p;
     if (!h) {
         unsigned long long now = loads();
         if (now && __atomic_load_n(&absent_at, __ATOMIC_RELAXED) == now)
@@ -90,4 +96,16 @@ void *gl_driver_sym(const char *name)
             h = expect; /* another thread's reference: both stay */
     }
     return gl_real_dlsym ? gl_real_dlsym(h, name) : NULL;
+}
+
+void *gl_driver_mem_info(void)
+{
+    static void *cached;
+    void *p = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
+    if (!p) {
+        p = gl_driver_sym("cuMemGetInfo_v2");
+        if (p)
+            __atomic_store_n(&cached, p, __ATOMIC_RELEASE);
+    }
+    return p;
 }

@@ -16,5 +16,10 @@ void *gl_real_next(const char *name);
  * call, so it is not recorded): from the libcuda.so.1 already loaded (cudart loads it
  * RTLD_LOCAL, out of RTLD_NEXT's reach). NULL if the driver is not loaded. */
 void *gl_driver_sym(const char *name);
+/* The driver's cuMemGetInfo_v2, looked up once found (asked at every
+ * usage sample, a failing lookup allocated on the caller's thread: the
+ * host allocator calls of a loop depended on how many samples fell in
+ * it), or NULL while the driver is not loaded. */
+void *gl_driver_mem_info(void);
 
 #endif

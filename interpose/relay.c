@@ -9,6 +9,7 @@
  * process. One writer puts, any thread prints; lines beyond the room are
  * counted and that count is printed instead. */
 #include "relay.h"
+#include "errout.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -47,15 +48,7 @@ int gl_relay_pending(void)
 
 static void say(const char *s, size_t n)
 {
-    while (n > 0) {
-        ssize_t w = write(STDERR_FILENO, s, n);
-        if (w <= 0 && errno != EINTR)
-            return;
-        if (w > 0) {
-            s += w;
-            n -= (size_t)w;
-        }
-    }
+    gl_stderr_write(s, n);
 }
 
 void gl_relay_flush(void)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "errout.h"
 #include "fdtable.h"
 #include "relay.h"
 
@@ -32,7 +33,6 @@ void gl_warn(const char *fmt, ...)
         errno = saved;
         return;
     }
-    if (write(STDERR_FILENO, buf, len) < 0)
-        errno = saved;
+    gl_stderr_write(buf, len);
     errno = saved;
 }

@@ -40,6 +40,7 @@ struct gl_state {
     _Atomic int writer_state;   /* enum gl_writer_state */
     _Atomic int stop;           /* writer: finish and close */
     _Atomic uint64_t flush_req, flush_done;
+    _Atomic int checkpoint_req; /* with a flush: also checkpoint the WAL (before an exec) */
     pthread_mutex_t ask_lock;     /* one question at a time (taken by askers only) */
     _Atomic int ask_state;        /* enum gl_ask_state */
     struct gl_question *question; /* while asked or taken */
@@ -62,7 +63,8 @@ struct gl_state {
 
 extern struct gl_state gl_st;
 
-/* One line "gpuledger: ..." on stderr, errno untouched. */
+/* One line "gpuledger: ..." on the stderr the process started with (or
+ * nowhere), errno untouched. */
 void gl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* writer.c */

@@ -2,6 +2,7 @@
  * reading a frame's DWARF call-frame rule (slow, once per return address,
  * under a lock), the lock-free rule cache, and the walk itself. */
 #include "unwind.h"
+#include "threadmem.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -677,36 +678,22 @@ struct memo_table {
 static __thread struct memo_table *tls_memo GL_TLS;
 static __thread int tls_memo_state GL_TLS; /* 0: not yet, 1: mapped, -1: none */
 static __thread uint64_t tls_memo_hits GL_TLS;
-static pthread_key_t memo_key;
-static pthread_once_t memo_once = PTHREAD_ONCE_INIT;
+static struct gl_threadmem memo_pool = GL_THREADMEM_INIT(sizeof(struct memo_table));
 
 static void memo_free(void *p)
 {
     tls_memo = NULL;
     tls_memo_state = -1; /* a later destructor's walk goes without */
-    munmap(p, sizeof(struct memo_table));
-}
-
-static void memo_key_init(void)
-{
-    if (pthread_key_create(&memo_key, memo_free) != 0)
-        memo_key = (pthread_key_t)-1;
+    gl_threadmem_put(&memo_pool, p);
 }
 
 static struct memo_table *memo_table(void)
 {
     if (tls_memo_state == 0) {
         tls_memo_state = -1;
-        pthread_once(&memo_once, memo_key_init);
-        void *p = mmap(NULL, sizeof(struct memo_table), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p != MAP_FAILED) {
-            if (memo_key != (pthread_key_t)-1 && pthread_setspecific(memo_key, p) == 0) {
-                tls_memo = p;
-                tls_memo_state = 1;
-            } else {
-                munmap(p, sizeof(struct memo_table));
-            }
-        }
+        tls_memo = gl_threadmem_get(&memo_pool, memo_free);
+        if (tls_memo)
+            tls_memo_state = 1;
     }
     return tls_memo;
 }

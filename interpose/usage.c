@@ -194,7 +194,7 @@ static int figure(int device, uint64_t *bytes)
         return 0;
     if (!gl_own_call_begin())
         return DEFERRED;
-    mem_info_fn info = (mem_info_fn)gl_driver_sym("cuMemGetInfo_v2");
+    mem_info_fn info = (mem_info_fn)gl_driver_mem_info();
     size_t free_b = 0, total = 0;
     int source = 0;
     if (info && info(&free_b, &total) == CUDA_SUCCESS && total >= free_b) {

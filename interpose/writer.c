@@ -167,6 +167,23 @@ static void answer(struct gl_store *s, int ok)
     atomic_store(&gl_st.ask_state, GL_ASK_ANSWERED);
 }
 
+/* "0 B", "512 B", "4.39 KiB", "82.00 MiB": as the report writes sizes */
+static void human_bytes(char *out, size_t cap, unsigned long long n)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (n < 1024) {
+        snprintf(out, cap, "%llu B", n);
+        return;
+    }
+    double v = (double)n;
+    unsigned u = 0;
+    while (v >= 1024.0 && u < 6) {
+        v /= 1024.0;
+        u++;
+    }
+    snprintf(out, cap, "%.2f %s", v, unit[u]);
+}
+
 #define HOLD_WAIT_NS 200000ULL
 
 static void *writer_main(void *arg)
@@ -266,6 +283,8 @@ static void *writer_main(void *arg)
             last_commit = now;
             dirty = 0;
         }
+        if (flush && atomic_exchange(&gl_st.checkpoint_req, 0) && ok && !dirty)
+            gl_store_checkpoint(s); /* an exec comes: the .db file alone complete */
         if (asked)
             answer(s, ok);
         pthread_mutex_unlock(&gl_st.fork_lock);
@@ -301,9 +320,12 @@ static void *writer_main(void *arg)
         if (gl_store_finish(s, &c, gl_now_ns(), atomic_load(&gl_st.exit_code), atomic_load(&gl_st.exit_signal)))
             store_failed(s);
     }
-    if (!gl_st.cfg.quiet && !gl_st.cfg.manifest)
-        gl_warn("wrote %s: %llu events, peak %llu bytes", gl_st.db_path,
-                (unsigned long long)gl_store_event_count(s), (unsigned long long)gl_store_peak_bytes(s));
+    if (!gl_st.cfg.quiet && !gl_st.cfg.manifest) {
+        char peak[32];
+        unsigned long long events = (unsigned long long)gl_store_event_count(s);
+        human_bytes(peak, sizeof peak, (unsigned long long)gl_store_peak_bytes(s));
+        gl_warn("wrote %s: %llu event%s, peak %s", gl_st.db_path, events, events == 1 ? "" : "s", peak);
+    }
     gl_store_close(s);
     pthread_mutex_unlock(&gl_st.fork_lock);
     atomic_store(&gl_st.writer_state, GL_WRITER_DONE);
@@ -313,6 +335,16 @@ static void *writer_main(void *arg)
 int gl_writer_start(void)
 {
     gl_usage_start(); /* if no driver lookup came first */
+    /* the ring is mapped at the first event (before any thread can see the
+     * writer running and claim a slot) */
+    if (gl_queue_map(&gl_st.queue) != 0) {
+        int expect_none = GL_WRITER_NONE;
+        if (atomic_compare_exchange_strong(&gl_st.writer_state, &expect_none, GL_WRITER_DONE)) {
+            gl_warn("cannot map the event queue (%s); the program runs on unprofiled", strerror(errno));
+            atomic_store(&gl_st.phase, GL_PHASE_DISABLED);
+        }
+        return -1;
+    }
     int expect = GL_WRITER_NONE;
     if (!atomic_compare_exchange_strong(&gl_st.writer_state, &expect, GL_WRITER_RUNNING))
         return atomic_load(&gl_st.writer_state) == GL_WRITER_RUNNING ? 0 : -1;

@@ -254,6 +254,13 @@ int gl_store_finish(struct gl_store *s, const struct gl_run_counters *c, uint64_
     return 0;
 }
 
+int gl_store_checkpoint(struct gl_store *s)
+{
+    if (s->in_txn)
+        return -1;
+    return sqlite3_wal_checkpoint_v2(s->w.db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) == SQLITE_OK ? 0 : -1;
+}
+
 void gl_store_answer(struct gl_store *s, struct gl_question *q)
 {
     s->answers.w = &s->w;

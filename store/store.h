@@ -44,6 +44,10 @@ void gl_store_set_python(struct gl_store *s, gl_py_describe_fn describe);
 int gl_store_add(struct gl_store *s, const struct gl_event *ev);
 /* Commit the open transaction (if any) with updated run counters. */
 int gl_store_commit(struct gl_store *s, const struct gl_run_counters *c);
+/* Copy the WAL into the database file and empty it (before an exec: the
+ * .db alone then holds everything committed). Outside a transaction only;
+ * 0 or -1. */
+int gl_store_checkpoint(struct gl_store *s);
 /* Record a key/value in the meta table. */
 int gl_store_meta(struct gl_store *s, const char *key, const char *value);
 /* Final run row (end time, exit status) and commit; then the ref_seq index

@@ -17,6 +17,7 @@ static void test_capacity_and_order(void **state)
     (void)state;
     struct gl_queue q;
     assert_int_equal(gl_queue_init(&q, 5, 4), 0); /* rounds up to 8 */
+    assert_int_equal(gl_queue_map(&q), 0);
     uint64_t pos[9];
     for (int i = 0; i < 8; i++) {
         struct gl_event *ev = gl_queue_try_claim(&q, &pos[i]);
@@ -52,6 +53,7 @@ static void test_wraparound(void **state)
     (void)state;
     struct gl_queue q;
     assert_int_equal(gl_queue_init(&q, 4, 0), 0);
+    assert_int_equal(gl_queue_map(&q), 0);
     for (uint64_t i = 0; i < 10000; i++) {
         uint64_t pos;
         struct gl_event *ev = gl_queue_try_claim(&q, &pos);
@@ -94,6 +96,7 @@ static void test_multi_producer_stress(void **state)
 {
     (void)state;
     assert_int_equal(gl_queue_init(&stress_q, 256, 8), 0);
+    assert_int_equal(gl_queue_map(&stress_q), 0);
     pthread_t t[PRODUCERS];
     for (uintptr_t i = 0; i < PRODUCERS; i++)
         pthread_create(&t[i], NULL, producer, (void *)i);
@@ -127,6 +130,7 @@ static void test_cached_tail_full_crowded_reset(void **state)
     (void)state;
     struct gl_queue q;
     assert_int_equal(gl_queue_init(&q, 8, 0), 0);
+    assert_int_equal(gl_queue_map(&q), 0);
     uint64_t pos;
     for (int i = 0; i < 8; i++) {
         assert_non_null(gl_queue_try_claim(&q, &pos));
@@ -167,6 +171,7 @@ static void test_held_slots(void **state)
     (void)state;
     struct gl_queue q;
     assert_int_equal(gl_queue_init(&q, 8, 0), 0);
+    assert_int_equal(gl_queue_map(&q), 0);
     uint64_t a, b, c;
     struct gl_event *ea = gl_queue_try_claim(&q, &a);
     ea->size = 1;
@@ -247,6 +252,7 @@ static void test_held_slots_stress(void **state)
 {
     (void)state;
     assert_int_equal(gl_queue_init(&stress_q, 64, 8), 0);
+    assert_int_equal(gl_queue_map(&stress_q), 0);
     pthread_t t[PRODUCERS];
     for (uintptr_t i = 0; i < PRODUCERS; i++)
         pthread_create(&t[i], NULL, holding_producer, (void *)i);
