@@ -1,5 +1,6 @@
-/* frames.c — a run's stacks, loaded on demand (see frames.h): frames, their
- * names and signatures, and which frames say who wanted the memory. */
+/* frames.c — a run's stacks as a view uses them (see frames.h): each
+ * stack the run loaded, looked up once; frames, their names and
+ * signatures, and which frames say who wanted the memory. */
 #include "frames.h"
 
 #include <stdio.h>
@@ -19,15 +20,7 @@ void gl_stacks_init(struct gl_stacks *s, struct gl_run *run)
 
 void gl_stacks_free(struct gl_stacks *s)
 {
-    for (size_t i = 0; i < s->n; i++) {
-        for (int k = 0; k < s->v[i].n; k++) {
-            free(s->v[i].f[k].symbol);
-            free(s->v[i].f[k].module);
-            free(s->v[i].f[k].file);
-        }
-        free(s->v[i].f);
-    }
-    free(s->v);
+    free(s->v); /* the frames are the run's */
     if (s->index) {
         gl_u64map_free(s->index);
         free(s->index);
@@ -53,8 +46,10 @@ const struct gl_stack *gl_stack_get(struct gl_stacks *s, int64_t id)
     }
     struct gl_stack *st = &s->v[s->n];
     memset(st, 0, sizeof *st);
+    const struct gl_stack *loaded = gl_run_stack(s->run, id);
+    if (loaded)
+        *st = *loaded;
     st->id = id;
-    gl_run_stack_frames(s->run, id, &st->f, &st->n);
     gl_u64map_put(s->index, (uint64_t)id, s->n);
     return &s->v[s->n++];
 }

@@ -1,6 +1,6 @@
-/* frames.h — stack frames of a database, loaded on demand and cached
- * (frames.c), and the category rules (categories.c) that map a stack to
- * "parameters", "optimizer", "kv_cache", … (built-in defaults, or a rule
+/* frames.h — stack frames of a run, as the load read them, looked up and
+ * cached per view (frames.c), and the category rules (categories.c) that
+ * map a stack to "parameters", "optimizer", "kv_cache", … (built-in defaults, or a rule
  * file given with --rules), and which frames say who wanted the memory. */
 #ifndef GL_FRAMES_H
 #define GL_FRAMES_H
@@ -18,7 +18,7 @@ struct gl_frame {
 
 struct gl_stack {
     int64_t id;
-    struct gl_frame *f;
+    struct gl_frame *f;   /* the run's (model_tables.c) */
     int n;
     const char *category; /* resolved lazily, points into the rule set */
 };

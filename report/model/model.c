@@ -506,7 +506,7 @@ struct gl_run *gl_run_load(const char *path, char *err, size_t errsz)
     /* devices with events but no counted memory still get a row */
     for (size_t i = 0; i < r->nfails; i++)
         gl_run_device(r, r->fails[i].device);
-    if (gl_run_link_blocks(r, err, errsz)) {
+    if (gl_run_link_blocks(r, err, errsz) || gl_run_load_tables(r, err, errsz)) {
         gl_run_free(r);
         return NULL;
     }
@@ -525,5 +525,6 @@ void gl_run_free(struct gl_run *r)
     free(r->fails);
     free(r->marks);
     free(r->steps);
+    gl_run_free_tables(r);
     free(r);
 }

@@ -1,7 +1,11 @@
 /* model.h — one database loaded for analysis: the run row, every
- * allocation-like operation with its end, OOMs, marks, API counts, and the
- * analyses built on them (peak per device, live set at an instant). The
- * report verbs only read this; the SQL stays in model.c and frames.c. */
+ * allocation-like operation with its end, OOMs, marks, API counts, the
+ * analyses built on them (peak per device, live set at an instant), and
+ * the tables beside event_log every verb reads, loaded at once with the
+ * events (model_tables.c: every stack with its frames, the meta keys, the
+ * pools' reservations, the caching allocator's samples and settings, each
+ * device's usage figures). The report verbs only read this; the SQL stays
+ * in model/. */
 #ifndef GL_MODEL_H
 #define GL_MODEL_H
 
@@ -56,6 +60,34 @@ struct gl_point {
     uint64_t live;
 };
 
+/* The process's own device memory next to the ledger's live bytes at the
+ * same point (usage_samples, schema 2; model_usage.h). */
+struct gl_usage_point {
+    int found;
+    int64_t seq;
+    uint64_t process, ledger; /* the process's figure; the ledger then */
+};
+
+struct gl_usage {
+    char source[24];           /* nvml_process, nvml_device, cudaMemGetInfo; "" when never sampled */
+    int unknown;               /* cudaMemGetInfo with one sample: its own baseline, nothing measured */
+    struct gl_usage_point peak; /* the first sample at or after the peak (else the last before) */
+    struct gl_usage_point end;  /* the last sample */
+};
+
+/* PyTorch's caching allocator as the recorder sampled it (allocator_samples,
+ * schema 2: at most every 20 ms per device, and at every out-of-memory). */
+struct gl_alloc_sample {
+    int64_t seq, ts_ns;     /* as of this event */
+    uint64_t reserved;      /* its segments' bytes */
+    uint64_t allocated;     /* block bytes of live tensors */
+    uint64_t active;        /* ... and of freed ones not yet reusable */
+    uint64_t requested;     /* bytes those asked for */
+    uint64_t cached_free;   /* bytes in free blocks */
+    uint64_t holes;         /* free blocks */
+    uint64_t largest_hole;
+};
+
 struct gl_device {
     int device;
     uint64_t peak, live_end;
@@ -70,6 +102,7 @@ struct gl_device {
     uint64_t reserved_peak;         /* its segments' bytes (max_memory_reserved), as the recorder replayed it */
     struct gl_point *timeline; /* downsampled, each bucket's maximum */
     size_t ntimeline;
+    struct gl_usage usage;     /* what no allocation API shows (zeroed: never sampled) */
 };
 
 /* Rows of event_log that break an invariant no recorder writes: skipped
@@ -121,6 +154,32 @@ struct gl_run {
     struct gl_device devs[GL_MAX_DEVICES];
     int ndevs;
     int64_t first_ns, last_ns;
+    /* the tables beside event_log (model_tables.c) */
+    struct gl_stack *stacks;   /* every stack with its frames, by id */
+    size_t nstacks;
+    struct gl_frame *frames;   /* the frames table: the stacks' entries share its strings */
+    size_t nframes;
+    struct gl_frame *stack_frames; /* every stack's entries, the stacks' in turn */
+    struct gl_meta *meta;
+    size_t nmeta;
+    struct gl_pool_reserved *pools; /* each pool's highest sampled reservation */
+    size_t npools;
+    struct gl_device_sample *samples; /* the caching allocator's, by device then seq */
+    size_t nsamples;
+    int allocator_expandable; /* it used expandable segments (its settings' row) */
+};
+
+struct gl_meta {
+    char *key, *value;
+};
+
+struct gl_pool_reserved {
+    int64_t device, pool, reserved;
+};
+
+struct gl_device_sample {
+    int64_t device;
+    struct gl_alloc_sample s;
 };
 
 /* Where steps come from (gl_run.steps_from). */
@@ -129,7 +188,8 @@ enum { GL_STEPS_NONE, GL_STEPS_MARKS, GL_STEPS_OPTIMIZER };
  * Optimizer.step(), followed by its number. */
 #define GL_OPTIMIZER_STEP_MARK "optimizer step "
 
-/* Open and load. On error returns NULL with "FILE: problem" in err. */
+/* Open and load, the tables beside event_log too. On error returns NULL
+ * with "FILE: problem" in err. */
 struct gl_run *gl_run_load(const char *path, char *err, size_t errsz);
 void gl_run_free(struct gl_run *r);
 
@@ -155,6 +215,10 @@ static inline int gl_is_item(const struct gl_alloc *a)
  * is the caching allocator's, each block's category by lifetime, the
  * steps, the tensor peak, gl_is_item. 0, or -1 with "FILE: problem". */
 int gl_run_link_blocks(struct gl_run *r, char *err, size_t errsz);
+/* The tables beside event_log, each in one statement (model_tables.c), and
+ * each device's usage figures. 0, or -1 with "FILE: problem" in err. */
+int gl_run_load_tables(struct gl_run *r, char *err, size_t errsz);
+void gl_run_free_tables(struct gl_run *r);
 
 /* Is allocation a live at sequence point seq (after event seq applied)? */
 static inline int gl_live_at(const struct gl_alloc *a, int64_t seq)
@@ -170,11 +234,12 @@ static inline int gl_pending_at(const struct gl_alloc *a, int64_t seq)
 }
 struct gl_device *gl_run_device(struct gl_run *r, int device);
 
-/* Asked of the database on demand (model_query.c). */
+/* Answered from what the load read (model_query.c). */
 struct gl_frame;
+struct gl_stack;
 struct gl_u64map;
-/* The frames of stack id, innermost first (malloc'ed, *n of them). */
-int gl_run_stack_frames(struct gl_run *r, int64_t id, struct gl_frame **frames, int *n);
+/* Stack id with its frames, innermost first (NULL: no such stack). */
+const struct gl_stack *gl_run_stack(const struct gl_run *r, int64_t id);
 /* A meta value into buf: 0, or -1 when the key is absent. */
 int gl_run_meta(struct gl_run *r, const char *key, char *buf, size_t sz);
 /* Put the id of every stack holding a Python frame into out. */

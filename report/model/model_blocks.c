@@ -282,69 +282,57 @@ int gl_run_link_blocks(struct gl_run *r, char *err, size_t errsz)
 
 /* ---- the allocator's samples and settings (model_blocks.h) -------------- */
 
-#define SAMPLE_COLUMNS "seq, ts_ns, reserved, allocated, active, requested, cached_free, holes, largest_hole"
-
-static void read_sample(sqlite3_stmt *q, struct gl_alloc_sample *s)
+/* The samples of `device`: [*lo, *hi) of r->samples. */
+static void device_samples(const struct gl_run *r, int device, size_t *lo, size_t *hi)
 {
-    s->seq = sqlite3_column_int64(q, 0);
-    s->ts_ns = sqlite3_column_int64(q, 1);
-    uint64_t *v[] = {&s->reserved, &s->allocated, &s->active, &s->requested, &s->cached_free, &s->holes,
-                     &s->largest_hole};
-    for (int i = 0; i < 7; i++) { /* a damaged row reads as 0, never below */
-        int64_t x = sqlite3_column_int64(q, i + 2);
-        *v[i] = x > 0 ? (uint64_t)x : 0;
+    size_t a = 0, b = r->nsamples;
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (r->samples[mid].device < device)
+            a = mid + 1;
+        else
+            b = mid;
     }
+    *lo = a;
+    for (b = a; b < r->nsamples && r->samples[b].device == device; b++)
+        ;
+    *hi = b;
 }
 
 int gl_run_allocator_samples(struct gl_run *r, int device, struct gl_alloc_sample **out, size_t *n)
 {
-    sqlite3_stmt *q;
-    size_t cap = 0;
+    size_t lo, hi;
+    device_samples(r, device, &lo, &hi);
     *out = NULL;
     *n = 0;
-    if (sqlite3_prepare_v2(r->db, "SELECT " SAMPLE_COLUMNS " FROM allocator_samples WHERE device = ? ORDER BY seq, rowid",
-                           -1, &q, NULL) != SQLITE_OK)
-        return 0; /* an older database */
-    sqlite3_bind_int(q, 1, device);
-    while (sqlite3_step(q) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 64;
-            struct gl_alloc_sample *nv = realloc(*out, cap * sizeof *nv);
-            if (!nv) {
-                sqlite3_finalize(q);
-                return -1;
-            }
-            *out = nv;
-        }
-        read_sample(q, &(*out)[(*n)++]);
-    }
-    sqlite3_finalize(q);
+    if (lo == hi)
+        return 0;
+    if (!(*out = malloc((hi - lo) * sizeof **out)))
+        return -1;
+    for (size_t i = lo; i < hi; i++)
+        (*out)[(*n)++] = r->samples[i].s;
     return 0;
 }
 
 int gl_run_allocator_sample_at(struct gl_run *r, int device, int64_t seq, struct gl_alloc_sample *out)
 {
-    sqlite3_stmt *q;
-    int found = 0;
-    if (sqlite3_prepare_v2(r->db,
-                           "SELECT " SAMPLE_COLUMNS " FROM allocator_samples WHERE device = ? AND seq <= ?"
-                           " ORDER BY seq DESC, rowid DESC LIMIT 1",
-                           -1, &q, NULL) != SQLITE_OK)
-        return 0;
-    sqlite3_bind_int(q, 1, device);
-    sqlite3_bind_int64(q, 2, seq);
-    if (sqlite3_step(q) == SQLITE_ROW) {
-        read_sample(q, out);
-        found = 1;
+    size_t lo, hi;
+    device_samples(r, device, &lo, &hi);
+    size_t a = lo, b = hi; /* the first sample after seq */
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (r->samples[mid].s.seq <= seq)
+            a = mid + 1;
+        else
+            b = mid;
     }
-    sqlite3_finalize(q);
-    return found;
+    if (a == lo)
+        return 0;
+    *out = r->samples[a - 1].s;
+    return 1;
 }
 
 int gl_run_allocator_expandable(struct gl_run *r)
 {
-    char sql[160];
-    snprintf(sql, sizeof sql, "SELECT size FROM event_log WHERE op = %d AND api = %d ORDER BY seq DESC LIMIT 1",
-             GL_OP_CONFIG, GL_API_torch_allocator);
-    return gl_db_int(r->db, sql, 0) == 1;
+    return r->allocator_expandable;
 }

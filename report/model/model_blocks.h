@@ -11,17 +11,6 @@
 
 #include "model.h"
 
-struct gl_alloc_sample {
-    int64_t seq, ts_ns;     /* as of this event */
-    uint64_t reserved;      /* its segments' bytes */
-    uint64_t allocated;     /* block bytes of live tensors */
-    uint64_t active;        /* ... and of freed ones not yet reusable */
-    uint64_t requested;     /* bytes those asked for */
-    uint64_t cached_free;   /* bytes in free blocks */
-    uint64_t holes;         /* free blocks */
-    uint64_t largest_hole;
-};
-
 /* Every sample of `device`, in order (*out malloc'ed; none: NULL, 0).
  * 0, or -1 out of memory. */
 int gl_run_allocator_samples(struct gl_run *r, int device, struct gl_alloc_sample **out, size_t *n);

@@ -9,21 +9,11 @@
 
 #include "model.h"
 
-struct gl_usage_point {
-    int found;
-    int64_t seq;
-    uint64_t process, ledger; /* the process's figure; the ledger then */
-};
-
-struct gl_usage {
-    char source[24];           /* nvml_process, nvml_device, cudaMemGetInfo; "" when never sampled */
-    int unknown;               /* cudaMemGetInfo with one sample: its own baseline, nothing measured */
-    struct gl_usage_point peak; /* the first sample at or after the peak (else the last before) */
-    struct gl_usage_point end;  /* the last sample */
-};
-
-/* The usage figures of `device` (zeroed when the database has none). */
+/* The usage figures of `device` (zeroed when the database has none), as
+ * the load read them (dev->usage). */
 void gl_usage_load(struct gl_run *r, const struct gl_device *dev, struct gl_usage *u);
+/* Read them into dev->usage (at load: model_tables.c). */
+void gl_usage_read(struct gl_run *r, struct gl_device *dev);
 /* process - ledger, never below 0: memory outside any allocation API. */
 static inline uint64_t gl_usage_outside(const struct gl_usage_point *p)
 {
