@@ -215,6 +215,30 @@ int gl_moment_resolve(struct gl_run *r, const struct gl_annots *an, const char *
     return at_label(r, an, label, nth, m, err, errsz);
 }
 
+int gl_moment_lookup(const char *when, struct gl_load *what)
+{
+    struct gl_lookup lk = {0};
+    int64_t ns;
+    if (!when || !*when || !strncmp(when, "label:", 6) || !strcmp(when, "oom") || !strncmp(when, "oom@", 4))
+        return 0;
+    if (when[0] == '#') {
+        long n = whole(when + 1);
+        if (n < 0)
+            return 0;
+        lk.kind = GL_LOOKUP_EVENT;
+        lk.arg = n;
+    } else if (!gl_parse_duration(when, &ns)) {
+        lk.kind = GL_LOOKUP_BEFORE;
+        lk.arg = ns;
+    } else {
+        return 0;
+    }
+    if (what->nlookups == GL_MAX_LOOKUPS)
+        return -1;
+    what->lookups[what->nlookups++] = lk;
+    return 0;
+}
+
 int gl_moment_at(struct gl_run *r, const char *when, struct gl_moment *m, char *err, size_t errsz)
 {
     struct gl_annots an;

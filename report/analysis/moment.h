@@ -35,6 +35,11 @@ int gl_moment_resolve(struct gl_run *r, const struct gl_annots *an, const char *
 /* The same, loading the run's marks and ranges itself. */
 int gl_moment_at(struct gl_run *r, const char *when, struct gl_moment *m, char *err, size_t errsz);
 
+/* The event look-up WHEN needs, added to what (struct gl_load: the load
+ * answers it; none for a label or an out-of-memory). 0, or -1 when what
+ * holds GL_MAX_LOOKUPS already. */
+int gl_moment_lookup(const char *when, struct gl_load *what);
+
 /* Parse "3.2s" / "150ms" / "20us" / "500ns" (optional '+'): 0 and *ns. */
 int gl_parse_duration(const char *s, int64_t *ns);
 

@@ -164,8 +164,13 @@ static int parse(struct gl_cli *cli, int argc, char **argv)
 
 struct gl_run *gl_cli_load(const char *path)
 {
+    return gl_cli_load_with(path, NULL);
+}
+
+struct gl_run *gl_cli_load_with(const char *path, const struct gl_load *what)
+{
     char err[1200];
-    struct gl_run *r = gl_run_load(path, err, sizeof err);
+    struct gl_run *r = gl_run_load_with(path, what, err, sizeof err);
     if (!r) {
         fputs("gpuledger: ", stderr);
         gl_text_str(stderr, err);
@@ -226,8 +231,9 @@ static int load(struct gl_cli *cli)
         cli->runs = calloc((size_t)cli->npaths + 1, sizeof(struct gl_run *));
         if (!cli->runs)
             return 2;
+        cli->load.parts |= cli->cmd->spec->loads;
         for (int i = 0; i < cli->npaths; i++)
-            if (!(cli->runs[i] = gl_cli_load(cli->paths[i])))
+            if (!(cli->runs[i] = gl_cli_load_with(cli->paths[i], &cli->load)))
                 return 2;
         if (cli->device != -2 && device_missing(cli))
             return 2;

@@ -36,6 +36,7 @@ struct gl_cmd_spec {
     const struct option *opts; /* the verb's own options ({0} ends; NULL: none) */
     /* Take one of them (key = its val): 0, or 2 after saying why. */
     int (*opt)(struct gl_cli *cli, int key, const char *arg);
+    unsigned loads;            /* GL_LOAD_* parts its view reads beyond every verb's (model.h) */
     /* After the options, before loading: 0, or 2 after saying why (NULL: none). */
     int (*check)(struct gl_cli *cli);
     /* Before the options: forget those of an earlier run in this process
@@ -62,6 +63,7 @@ struct gl_cli {
     char **paths;           /* the databases named */
     int npaths;
     struct gl_run **runs;   /* loaded (GL_NEEDS_DBS, _ONE_DB, _TWO_DBS), in the order named */
+    struct gl_load load;    /* what the verb asks the load for beyond every verb's (its opt or check) */
     FILE *out;              /* -o FILE or stdout */
 };
 
@@ -75,5 +77,7 @@ int gl_cli_format(const struct gl_cli *cli, const char *word);
  * the one-line error (the verb exits 2); rows skipped for breaking an
  * invariant are named in one line on stderr. */
 struct gl_run *gl_cli_load(const char *path);
+/* The same, and what `what` asks (NULL: nothing more). */
+struct gl_run *gl_cli_load_with(const char *path, const struct gl_load *what);
 
 #endif

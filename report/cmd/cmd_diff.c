@@ -17,6 +17,7 @@ static int opt(struct gl_cli *cli, int key, const char *arg)
     if (nat == 2)
         return gl_cli_fail(cli, "--at is given at most twice (moment A, then moment B)");
     at_when[nat++] = arg;
+    (void)gl_moment_lookup(arg, &cli->load); /* at most two: never full */
     return 0;
 }
 

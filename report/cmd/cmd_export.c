@@ -40,6 +40,10 @@ static int check(struct gl_cli *cli)
                            cli->format);
     if (gl_cli_format(cli, "memory_viz") && (!cli->output || !strcmp(cli->output, "-")) && isatty(STDOUT_FILENO))
         return gl_cli_fail(cli, "memory_viz is a binary pickle: write it to a file with -o FILE");
+    if (gl_cli_format(cli, "memory_viz"))
+        cli->load.parts |= GL_LOAD_BLOCK_FACTS | GL_LOAD_MAP_DEVICES;
+    else if (gl_cli_format(cli, "perfetto"))
+        cli->load.parts |= GL_LOAD_BLOCK_FACTS;
     return 0;
 }
 

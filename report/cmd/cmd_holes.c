@@ -43,6 +43,7 @@ const struct gl_cmd_spec gl_holes_spec = {
     .opts = opts,
     .opt = opt,
     .reset = reset,
+    .loads = GL_LOAD_HEAPS,
 };
 
 int cmd_holes(struct gl_cli *cli)

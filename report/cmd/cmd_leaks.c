@@ -38,6 +38,7 @@ const struct gl_cmd_spec gl_leaks_spec = {
     .top = 20,
     .opts = opts,
     .opt = opt,
+    .loads = GL_LOAD_HEAPS,
 };
 
 int cmd_leaks(struct gl_cli *cli)

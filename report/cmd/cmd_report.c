@@ -20,10 +20,19 @@ static int opt(struct gl_cli *cli, int key, const char *arg)
     return 0;
 }
 
+/* The event of the --at moment, for the load to read. */
+static int check(struct gl_cli *cli)
+{
+    if (at_when)
+        (void)gl_moment_lookup(at_when, &cli->load); /* the first: never full */
+    return 0;
+}
+
 static const struct option opts[] = {{"at", required_argument, NULL, 'a'}, {NULL, 0, NULL, 0}};
 
 const struct gl_cmd_spec gl_report_spec = {
-    .usage = gl_usage_report, .formats = "text|json|html", .top = 10, .opts = opts, .opt = opt};
+    .usage = gl_usage_report, .formats = "text|json|html", .top = 10, .opts = opts, .opt = opt, .check = check,
+    .loads = GL_LOAD_HEAPS};
 
 /* The --at moment of every run: 0, or 2 after saying why. */
 static int moments(struct gl_cli *cli, struct gl_moment *m)

@@ -9,6 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model_annot.h"
+#include "model_block_facts.h"
+#include "model_heaps.h"
+#include "model_vmm.h"
 #include "reader.h"
 #include "u64map.h"
 
@@ -486,7 +490,35 @@ static void optimizer_steps(struct gl_run *r)
     }
 }
 
+/* The parts only some verbs read, and the look-ups of their moments. */
+static int load_asked(struct gl_run *r, const struct gl_load *what, char *err, size_t errsz)
+{
+    gl_lookups_read(r, what);
+    unsigned parts = what ? what->parts : 0;
+    if (parts & GL_LOAD_HEAPS) {
+        r->heaps = calloc(1, sizeof *r->heaps);
+        if (r->heaps && gl_heaps_read(r, r->heaps, r->heaps_err, sizeof r->heaps_err)) {
+            free(r->heaps); /* the verbs that show heaps say why; the rest stands */
+            r->heaps = NULL;
+        }
+    }
+    if ((parts & GL_LOAD_BLOCK_FACTS) && !(r->block_facts = gl_block_facts_read(r)))
+        goto oom;
+    if ((parts & GL_LOAD_MAP_DEVICES) && gl_map_devices_read(r))
+        goto oom;
+    r->loaded = parts;
+    return 0;
+oom:
+    snprintf(err, errsz, "%s: out of memory while loading", r->path);
+    return -1;
+}
+
 struct gl_run *gl_run_load(const char *path, char *err, size_t errsz)
+{
+    return gl_run_load_with(path, NULL, err, errsz);
+}
+
+struct gl_run *gl_run_load_with(const char *path, const struct gl_load *what, char *err, size_t errsz)
 {
     err[0] = 0;
     struct gl_run *r = calloc(1, sizeof *r);
@@ -506,10 +538,13 @@ struct gl_run *gl_run_load(const char *path, char *err, size_t errsz)
     /* devices with events but no counted memory still get a row */
     for (size_t i = 0; i < r->nfails; i++)
         gl_run_device(r, r->fails[i].device);
-    if (gl_run_link_blocks(r, err, errsz) || gl_run_load_tables(r, err, errsz)) {
+    if (gl_run_link_blocks(r, err, errsz) || gl_run_load_tables(r, err, errsz) ||
+        load_asked(r, what, err, errsz)) {
         gl_run_free(r);
         return NULL;
     }
+    sqlite3_close(r->db); /* nothing after the load reads the database */
+    r->db = NULL;
     return r;
 }
 
@@ -526,5 +561,15 @@ void gl_run_free(struct gl_run *r)
     free(r->marks);
     free(r->steps);
     gl_run_free_tables(r);
+    if (r->annots) {
+        gl_annots_free(r->annots);
+        free(r->annots);
+    }
+    if (r->heaps) {
+        gl_heaps_free(r->heaps);
+        free(r->heaps);
+    }
+    free(r->block_facts);
+    free(r->map_devs);
     free(r);
 }

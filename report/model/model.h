@@ -127,6 +127,33 @@ enum gl_skip {
 };
 const char *gl_skip_reason(enum gl_skip k);
 
+/* What a verb asks to be loaded beyond what every verb gets: the parts
+ * only some verbs read, and the events a moment names (moment.h). */
+enum {
+    GL_LOAD_HEAPS = 1u << 0,       /* the program's own pools (model_heaps.h) */
+    GL_LOAD_BLOCK_FACTS = 1u << 1, /* each PyTorch block's bytes and reuse (model_block_facts.h) */
+    GL_LOAD_MAP_DEVICES = 1u << 2, /* the device of each VMM mapping (model_vmm.h) */
+};
+/* An event look-up: the time of event #arg (GL_LOOKUP_EVENT), or the last
+ * event stamped at or before arg ns after the run's first event, and its
+ * time (GL_LOOKUP_BEFORE). Every row of event_log counts, also one the
+ * load skipped for breaking an invariant. */
+enum gl_lookup_kind { GL_LOOKUP_EVENT, GL_LOOKUP_BEFORE };
+struct gl_lookup {
+    enum gl_lookup_kind kind;
+    int64_t arg;
+    int64_t at_ns;  /* BEFORE: first_ns + arg */
+    int64_t seq;    /* the event (0: none) */
+    int has_ts;     /* the event exists and ts_ns is its time */
+    int64_t ts_ns;
+};
+#define GL_MAX_LOOKUPS 4
+struct gl_load {
+    unsigned parts; /* GL_LOAD_* */
+    struct gl_lookup lookups[GL_MAX_LOOKUPS];
+    size_t nlookups;
+};
+
 struct gl_run {
     char path[1024];
     sqlite3 *db;
@@ -167,6 +194,16 @@ struct gl_run {
     struct gl_device_sample *samples; /* the caching allocator's, by device then seq */
     size_t nsamples;
     int allocator_expandable; /* it used expandable segments (its settings' row) */
+    struct gl_annots *annots; /* marks and ranges (model_annot.h) */
+    /* what the verb asked for beyond that (struct gl_load) */
+    struct gl_lookup lookups[GL_MAX_LOOKUPS];
+    size_t nlookups;
+    unsigned loaded;          /* GL_LOAD_* parts read */
+    struct gl_heaps *heaps;   /* GL_LOAD_HEAPS (model_heaps.h) */
+    char heaps_err[1200];     /* ... or why they could not be read */
+    struct gl_block_fact *block_facts; /* GL_LOAD_BLOCK_FACTS, by allocation index */
+    struct gl_map_dev *map_devs; /* GL_LOAD_MAP_DEVICES: each mapping's device + 1 */
+    size_t nmap_devs;
 };
 
 struct gl_meta {
@@ -182,6 +219,10 @@ struct gl_device_sample {
     struct gl_alloc_sample s;
 };
 
+struct gl_map_dev {
+    uint64_t seq, dev;
+};
+
 /* Where steps come from (gl_run.steps_from). */
 enum { GL_STEPS_NONE, GL_STEPS_MARKS, GL_STEPS_OPTIMIZER };
 /* The label of the mark the gpuledger package puts after each
@@ -191,6 +232,8 @@ enum { GL_STEPS_NONE, GL_STEPS_MARKS, GL_STEPS_OPTIMIZER };
 /* Open and load, the tables beside event_log too. On error returns NULL
  * with "FILE: problem" in err. */
 struct gl_run *gl_run_load(const char *path, char *err, size_t errsz);
+/* The same, and what `what` asks (NULL: nothing more). */
+struct gl_run *gl_run_load_with(const char *path, const struct gl_load *what, char *err, size_t errsz);
 void gl_run_free(struct gl_run *r);
 
 /* A row of the ledger: CUDA memory (gl_kind_counts_on_device), except, on
@@ -238,6 +281,9 @@ struct gl_device *gl_run_device(struct gl_run *r, int device);
 struct gl_frame;
 struct gl_stack;
 struct gl_u64map;
+struct gl_annots;
+struct gl_heaps;
+struct gl_block_fact;
 /* Stack id with its frames, innermost first (NULL: no such stack). */
 const struct gl_stack *gl_run_stack(const struct gl_run *r, int64_t id);
 /* A meta value into buf: 0, or -1 when the key is absent. */

@@ -28,7 +28,7 @@ static int64_t sane_ns(const struct gl_run *r, int64_t ts)
     return ts < lo ? lo : ts > hi ? hi : ts;
 }
 
-int gl_annots_load(struct gl_run *r, struct gl_annots *a, char *err, size_t errsz)
+int gl_annots_read(struct gl_run *r, struct gl_annots *a, char *err, size_t errsz)
 {
     a->v = NULL;
     a->n = 0;
@@ -95,32 +95,77 @@ oom:
     return -1;
 }
 
-int gl_event_ts(struct gl_run *r, int64_t seq, int64_t *ts)
+int gl_annots_load(struct gl_run *r, struct gl_annots *a, char *err, size_t errsz)
+{
+    a->v = NULL;
+    a->n = 0;
+    const struct gl_annots *have = r->annots;
+    if (!have || !have->n)
+        return 0;
+    if (!(a->v = calloc(have->n, sizeof *a->v)))
+        goto oom;
+    for (; a->n < have->n; a->n++) {
+        a->v[a->n] = have->v[a->n];
+        if (!(a->v[a->n].label = strdup(have->v[a->n].label)))
+            goto oom;
+    }
+    return 0;
+oom:
+    gl_annots_free(a);
+    snprintf(err, errsz, "%s: out of memory reading annotations", r->path);
+    return -1;
+}
+
+/* ---- the look-ups a moment needs, answered at load (model.h) ------------ */
+
+void gl_lookups_read(struct gl_run *r, const struct gl_load *what)
 {
     sqlite3_stmt *st;
-    int found = 0;
-    if (sqlite3_prepare_v2(r->db, "SELECT ts_ns FROM event_log WHERE seq = ?", -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_int64(st, 1, seq);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        *ts = sqlite3_column_int64(st, 0);
-        found = 1;
+    for (size_t i = 0; what && i < what->nlookups && i < GL_MAX_LOOKUPS; i++) {
+        struct gl_lookup *lk = &r->lookups[r->nlookups++];
+        *lk = what->lookups[i];
+        lk->seq = 0;
+        lk->has_ts = 0;
+        if (lk->kind == GL_LOOKUP_BEFORE) {
+            lk->at_ns = r->first_ns + lk->arg;
+            if (sqlite3_prepare_v2(r->db, "SELECT max(seq) FROM event_log WHERE ts_ns <= ?", -1, &st, NULL) ==
+                SQLITE_OK) {
+                sqlite3_bind_int64(st, 1, lk->at_ns);
+                if (sqlite3_step(st) == SQLITE_ROW)
+                    lk->seq = sqlite3_column_int64(st, 0);
+            }
+            sqlite3_finalize(st);
+        } else {
+            lk->seq = lk->arg;
+        }
+        if (!lk->seq || sqlite3_prepare_v2(r->db, "SELECT ts_ns FROM event_log WHERE seq = ?", -1, &st, NULL) !=
+                            SQLITE_OK)
+            continue;
+        sqlite3_bind_int64(st, 1, lk->seq);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            lk->ts_ns = sqlite3_column_int64(st, 0);
+            lk->has_ts = 1;
+        }
+        sqlite3_finalize(st);
     }
-    sqlite3_finalize(st);
-    return found ? 0 : -1;
+}
+
+int gl_event_ts(struct gl_run *r, int64_t seq, int64_t *ts)
+{
+    for (size_t i = 0; i < r->nlookups; i++)
+        if (r->lookups[i].has_ts && r->lookups[i].seq == seq) {
+            *ts = r->lookups[i].ts_ns;
+            return 0;
+        }
+    return -1;
 }
 
 int64_t gl_event_before(struct gl_run *r, int64_t ts)
 {
-    sqlite3_stmt *st;
-    int64_t seq = 0;
-    if (sqlite3_prepare_v2(r->db, "SELECT max(seq) FROM event_log WHERE ts_ns <= ?", -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    sqlite3_bind_int64(st, 1, ts);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        seq = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return seq;
+    for (size_t i = 0; i < r->nlookups; i++)
+        if (r->lookups[i].kind == GL_LOOKUP_BEFORE && r->lookups[i].at_ns == ts)
+            return r->lookups[i].seq;
+    return 0;
 }
 
 int64_t gl_event_max(struct gl_run *r)

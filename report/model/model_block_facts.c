@@ -4,6 +4,7 @@
 #include "model_block_facts.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* The index of the allocation made by event seq, or -1. */
 static long alloc_index(const struct gl_run *r, int64_t seq)
@@ -13,6 +14,16 @@ static long alloc_index(const struct gl_run *r, int64_t seq)
 }
 
 struct gl_block_fact *gl_block_facts_load(struct gl_run *r)
+{
+    if (!(r->loaded & GL_LOAD_BLOCK_FACTS) || !r->block_facts)
+        return NULL;
+    struct gl_block_fact *f = malloc((r->nallocs + 1) * sizeof *f);
+    if (f)
+        memcpy(f, r->block_facts, (r->nallocs + 1) * sizeof *f);
+    return f;
+}
+
+struct gl_block_fact *gl_block_facts_read(struct gl_run *r)
 {
     struct gl_block_fact *f = calloc(r->nallocs + 1, sizeof *f);
     if (!f)

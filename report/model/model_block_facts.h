@@ -20,5 +20,8 @@ struct gl_block_fact {
 /* By allocation index (r->allocs): zeroed for what is not a block. NULL on
  * out of memory. A version-1 database (no blocks) gives all zeros. */
 struct gl_block_fact *gl_block_facts_load(struct gl_run *r);
+/* Read them from the database (at load: GL_LOAD_BLOCK_FACTS; the load
+ * keeps them, gl_block_facts_load hands out a copy). */
+struct gl_block_fact *gl_block_facts_read(struct gl_run *r);
 
 #endif

@@ -246,9 +246,13 @@ static int tensor_peaks(struct gl_run *r)
 
 int gl_run_link_blocks(struct gl_run *r, char *err, size_t errsz)
 {
-    struct gl_annots an;
-    if (gl_annots_load(r, &an, err, errsz))
+    if (!(r->annots = calloc(1, sizeof *r->annots))) {
+        snprintf(err, errsz, "%s: out of memory while loading", r->path);
         return -1;
+    }
+    if (gl_annots_read(r, r->annots, err, errsz))
+        return -1;
+    const struct gl_annots an = *r->annots; /* kept in the run (model_annot.h) */
     int rc = set_steps(r, &an);
     for (size_t i = 0; !rc && i < r->nallocs; i++) {
         const struct gl_alloc *a = &r->allocs[i];
@@ -274,7 +278,6 @@ int gl_run_link_blocks(struct gl_run *r, char *err, size_t errsz)
     }
     if (!rc && r->has_blocks)
         rc = tensor_peaks(r);
-    gl_annots_free(&an);
     if (rc)
         snprintf(err, errsz, "%s: out of memory while loading", r->path);
     return rc;

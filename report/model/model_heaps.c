@@ -62,7 +62,7 @@ static void load_names(struct gl_run *r, struct gl_heaps *h, struct gl_u64map *h
     sqlite3_finalize(st);
 }
 
-int gl_heaps_load(struct gl_run *r, struct gl_heaps *h, char *err, size_t errsz)
+int gl_heaps_read(struct gl_run *r, struct gl_heaps *h, char *err, size_t errsz)
 {
     memset(h, 0, sizeof *h);
     sqlite3_stmt *st;
@@ -157,6 +157,37 @@ int gl_heaps_load(struct gl_run *r, struct gl_heaps *h, char *err, size_t errsz)
     if (rc != SQLITE_DONE) {
         snprintf(err, errsz, "%s: damaged (reading heaps: %s)", r->path, sqlite3_errmsg(r->db));
         gl_heaps_free(h);
+        return -1;
+    }
+    return 0;
+}
+
+/* A copy of n elements of size sz (NULL for none). 0, or -1. */
+static int copy(void **dst, const void *src, size_t n, size_t sz)
+{
+    *dst = NULL;
+    if (!n)
+        return 0;
+    if (!(*dst = malloc(n * sz)))
+        return -1;
+    memcpy(*dst, src, n * sz);
+    return 0;
+}
+
+int gl_heaps_load(struct gl_run *r, struct gl_heaps *h, char *err, size_t errsz)
+{
+    memset(h, 0, sizeof *h);
+    if (!(r->loaded & GL_LOAD_HEAPS) || !r->heaps) {
+        snprintf(err, errsz, "%s", r->heaps_err[0] ? r->heaps_err : "heaps were not loaded");
+        return -1;
+    }
+    const struct gl_heaps *x = r->heaps;
+    *h = *x;
+    if (copy((void **)&h->heaps, x->heaps, x->nheaps, sizeof *x->heaps) ||
+        copy((void **)&h->regions, x->regions, x->nregions, sizeof *x->regions) ||
+        copy((void **)&h->evs, x->evs, x->nevs, sizeof *x->evs)) {
+        gl_heaps_free(h);
+        snprintf(err, errsz, "%s: out of memory while loading heaps", r->path);
         return -1;
     }
     return 0;

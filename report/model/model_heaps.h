@@ -53,8 +53,11 @@ struct gl_heaps {
     uint64_t outside;           /* regions in no registered heap */
 };
 
-/* Load the heaps of a loaded run (0, or -1 with "FILE: problem" in err). */
+/* A copy of the heaps the load read (GL_LOAD_HEAPS): 0, or -1 with
+ * "FILE: problem" in err (also when they could not be read). */
 int gl_heaps_load(struct gl_run *r, struct gl_heaps *out, char *err, size_t errsz);
+/* Read them from the database (at load). */
+int gl_heaps_read(struct gl_run *r, struct gl_heaps *out, char *err, size_t errsz);
 void gl_heaps_free(struct gl_heaps *h);
 
 #endif

@@ -8,7 +8,10 @@
 #include "model.h"
 #include "u64map.h"
 
-/* out: map event seq -> device + 1. 0, or -1 (out of memory). */
+/* out: map event seq -> device + 1, as the load read it
+ * (GL_LOAD_MAP_DEVICES). 0, or -1 (out of memory). */
 int gl_map_devices(struct gl_run *r, struct gl_u64map *out);
+/* Read them from the database into the run (at load). 0, or -1. */
+int gl_map_devices_read(struct gl_run *r);
 
 #endif
