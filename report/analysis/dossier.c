@@ -94,10 +94,8 @@ int gl_dossier_build(struct gl_dossier *d, struct gl_run *run, const struct gl_d
         }
     }
     gl_holes(run, NULL, &d->holes, &d->nholes);
-    if (gl_heaps_view(&d->heaps, run)) {
-        fprintf(stderr, "gpuledger: %s\n", d->heaps.err);
-        return -1;
-    }
+    if (gl_heaps_view(&d->heaps, run))
+        return -1; /* why: d->heaps.err */
     python_share(d, run);
     return 0;
 }

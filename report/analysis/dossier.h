@@ -70,16 +70,14 @@ struct gl_dossier_opts {
     const struct gl_moment *at; /* the ledger at this moment too, or NULL */
 };
 
+/* 0, or -1 when the heaps could not be read (why: d->heaps.err; the rest
+ * stands). */
 int gl_dossier_build(struct gl_dossier *d, struct gl_run *run, const struct gl_dossier_opts *o);
 void gl_dossier_free(struct gl_dossier *d);
 
 /* The verdict at an out-of-memory of PyTorch's caching allocator (known
  * = 0 for any other failure), with the ledger live then (verdict.c). */
 void gl_oom_verdict(struct gl_run *r, const struct gl_fail *f, const struct gl_groups *ledger, struct gl_verdict *v);
-/* It in one sentence ("fragmentation: ..." / "demand: ... the biggest are
- * ..."); "" when not known. */
-void gl_verdict_text(const struct gl_verdict *v, const struct gl_groups *ledger, struct gl_stacks *s, char *buf,
-                     size_t sz);
 
 /* Renderers. `top` = ledger rows shown per device. (HTML: html_app.h.) */
 void gl_render_text(FILE *f, struct gl_dossier *ds, size_t n, int top);

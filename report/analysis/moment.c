@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "out.h"
 #include "sweep.h"
 
 int gl_parse_duration(const char *s, int64_t *ns)
@@ -36,6 +35,11 @@ int gl_parse_duration(const char *s, int64_t *ns)
 }
 
 /* "12" -> 12; anything else -1 */
+static const char *plural(long n)
+{
+    return n == 1 ? "" : "s";
+}
+
 static long whole(const char *s)
 {
     if (!*s || strlen(s) > 12)
@@ -82,7 +86,7 @@ static int at_oom(struct gl_run *r, long nth, struct gl_moment *m, char *err, si
     if (k == 0)
         snprintf(err, errsz, "%s: the run has no out-of-memory failure", r->path);
     else
-        snprintf(err, errsz, "%s: the run has %ld out-of-memory failure%s, not %ld", r->path, k, gl_s((uint64_t)k),
+        snprintf(err, errsz, "%s: the run has %ld out-of-memory failure%s, not %ld", r->path, k, plural(k),
                  nth);
     return -1;
 }
@@ -138,8 +142,8 @@ static int at_label(struct gl_run *r, const struct gl_annots *an, const char *la
         return 0;
     }
     if (k) {
-        snprintf(err, errsz, "%s: only %ld mark%s or range%s labelled '%.200s', not %ld", r->path, k, gl_s((uint64_t)k),
-                 gl_s((uint64_t)k), label, nth);
+        snprintf(err, errsz, "%s: only %ld mark%s or range%s labelled '%.200s', not %ld", r->path, k, plural(k),
+                 plural(k), label, nth);
         return -1;
     }
     int w = snprintf(err, errsz, "%s: no mark or range labelled '%.200s'", r->path, label);

@@ -9,6 +9,18 @@
 #include "analysis.h"
 #include "heaps.h"
 
+/* ---- summary ---- */
+
+struct gl_summary_view {
+    const struct gl_run *run;
+    const struct gl_device *top; /* the highest peak (NULL: no device) */
+    int ndev;                    /* devices with a peak */
+    uint64_t unfreed, unfreed_bytes; /* device memory never freed */
+    uint64_t ooms;               /* out-of-memory failures */
+};
+
+void gl_summary_view(struct gl_summary_view *v, const struct gl_run *r);
+
 /* ---- leaks ---- */
 
 struct gl_leaks_query {

@@ -7,6 +7,7 @@
 
 #include "escape.h"
 #include "out.h"
+#include "render.h"
 
 /* Keys of the shared options: above any character a verb uses. */
 enum { OPT_FORMAT = 1000, OPT_OUTPUT = 'o', OPT_DEVICE = 1001, OPT_TOP = 1002, OPT_RULES = 1003, OPT_HELP = 'h' };
@@ -179,6 +180,18 @@ struct gl_run *gl_cli_load_with(const char *path, const struct gl_load *what)
     }
     gl_print_skipped(stderr, r);
     return r;
+}
+
+int gl_print_db_summary(FILE *f, const char *path)
+{
+    struct gl_run *r = gl_cli_load(path);
+    if (!r)
+        return 2;
+    struct gl_summary_view v;
+    gl_summary_view(&v, r);
+    gl_render_summary(f, path, &v);
+    gl_run_free(r);
+    return 0;
 }
 
 /* --device N that none of the databases has: one line naming the devices

@@ -79,5 +79,8 @@ int gl_cli_format(const struct gl_cli *cli, const char *word);
 struct gl_run *gl_cli_load(const char *path);
 /* The same, and what `what` asks (NULL: nothing more). */
 struct gl_run *gl_cli_load_with(const char *path, const struct gl_load *what);
+/* `summary`'s line for one database on f (also the closing line of
+ * `gpuledger run`): 0, or 2 after saying why. */
+int gl_print_db_summary(FILE *f, const char *path);
 
 #endif

@@ -52,6 +52,8 @@ int cmd_leaks(struct gl_cli *cli)
     for (int i = 0; i < cli->npaths; i++) {
         struct gl_leaks_view v;
         gl_leaks_view(&v, cli->runs[i], &q);
+        if (v.heaps.err[0])
+            fprintf(stderr, "gpuledger leaks: %s\n", v.heaps.err);
         if (json)
             gl_render_leaks_json(&j, &v);
         else

@@ -59,7 +59,8 @@ int cmd_report(struct gl_cli *cli)
     } else if (!rc) {
         for (size_t i = 0; i < n; i++) {
             struct gl_dossier_opts o = {cli->device, &cli->rules, at[i]};
-            gl_dossier_build(&ds[i], cli->runs[i], &o);
+            if (gl_dossier_build(&ds[i], cli->runs[i], &o))
+                fprintf(stderr, "gpuledger: %s\n", ds[i].heaps.err);
         }
         if (gl_cli_format(cli, "json"))
             gl_render_json(cli->out, ds, n, cli->top);

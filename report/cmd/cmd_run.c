@@ -20,7 +20,6 @@
 #include "config.h"
 #include "help.h"
 #include "paths.h"
-#include "reader.h"
 #include "run_python.h"
 #include "run_watch.h"
 

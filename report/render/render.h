@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "analysis.h"
+#include "dossier.h"
 #include "json.h"
 #include "model.h"
 #include "views.h"
@@ -46,8 +47,12 @@ int gl_export_perfetto(FILE *f, struct gl_run *r, const struct gl_rules *rules);
 int gl_export_memviz(FILE *f, struct gl_run *r, size_t max_entries);
 int gl_export_speedscope(FILE *f, struct gl_run *r);
 
-/* summary: "gpuledger: DB: N events, peak ..." on f; 0, or 2 after saying
- * why on stderr */
-int gl_print_db_summary(FILE *f, const char *path);
+/* It in one sentence ("fragmentation: ..." / "demand: ... the biggest are
+ * ..."); "" when not known. */
+void gl_verdict_text(const struct gl_verdict *v, const struct gl_groups *ledger, struct gl_stacks *s, char *buf,
+                     size_t sz);
+
+/* summary: "gpuledger: DB: N events, peak ..." on f (path as named). */
+void gl_render_summary(FILE *f, const char *path, const struct gl_summary_view *v);
 
 #endif

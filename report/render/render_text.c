@@ -5,8 +5,8 @@
 
 #include "dossier.h"
 #include "out.h"
+#include "render.h"
 #include "render_heaps.h"
-#include "reader.h"
 
 static void sparkline(FILE *f, const struct gl_device *dev)
 {

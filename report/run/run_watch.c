@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "launcher_link.h"
-#include "render.h"
+#include "cli.h"
 
 #ifndef __NR_close_range
 #define __NR_close_range 436
