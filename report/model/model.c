@@ -287,6 +287,10 @@ static int load_events(struct gl_run *r, char *err, size_t errsz)
         int64_t size = sqlite3_column_int64(st, 8);
         uint64_t tid = (uint64_t)sqlite3_column_int64(st, 12);
         int64_t prev;
+        /* the caching allocator's settings: its last row says (every row
+         * counts, also one skipped below) */
+        if (sqlite3_column_int64(st, 2) == GL_OP_CONFIG && sqlite3_column_int64(st, 3) == GL_API_torch_allocator)
+            r->allocator_expandable = size == 1;
         if (seq < 1 || (uint64_t)seq >= MAX_BYTES) { /* the recorder counts from 1 */
             skip(r, GL_SKIP_SEQ, seq);
             continue;

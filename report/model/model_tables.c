@@ -2,7 +2,7 @@
  * with the events (model.h, gl_run_load_tables): every stack with its
  * frames (the frames table once, each stack's entries pointing into it),
  * the meta keys, each pool's highest sampled reservation, the caching
- * allocator's samples and settings, and each device's usage figures. A
+ * allocator's samples, and each device's usage figures. A
  * table an older database lacks loads as empty. After this nothing reads
  * the database to render: model_query.c answers from these arrays. */
 #include <stdio.h>
@@ -12,7 +12,6 @@
 #include "frames.h"
 #include "model.h"
 #include "model_usage.h"
-#include "reader.h"
 #include "u64map.h"
 
 /* Grow *v (of *cap elements of size sz) to hold n + 1. 0, or -1. */
@@ -187,11 +186,7 @@ static int load_samples(struct gl_run *r)
             read_sample(q, &d->s);
         }
     sqlite3_finalize(q);
-    char sql[160];
-    snprintf(sql, sizeof sql, "SELECT size FROM event_log WHERE op = %d AND api = %d ORDER BY seq DESC LIMIT 1",
-             GL_OP_CONFIG, GL_API_torch_allocator);
-    r->allocator_expandable = gl_db_int(r->db, sql, 0) == 1;
-    return rc;
+    return rc; /* allocator_expandable: model.c reads it in the event scan */
 }
 
 int gl_run_load_tables(struct gl_run *r, char *err, size_t errsz)
