@@ -22,15 +22,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "launcher_link.h"
 #include "cli.h"
-
-#ifndef __NR_close_range
-#define __NR_close_range 436
-#endif
-#ifndef CLOSE_RANGE_UNSHARE
-#define CLOSE_RANGE_UNSHARE (1U << 1)
-#endif
+#include "close_range.h"
+#include "launcher_link.h"
 
 int gl_watch_open(struct gl_watch *w)
 {
