@@ -32,12 +32,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#ifndef __NR_close_range
-#define __NR_close_range 436
-#endif
-#ifndef CLOSE_RANGE_UNSHARE
-#define CLOSE_RANGE_UNSHARE (1U << 1)
-#endif
+#include "close_range.h"
 
 static __thread int tls_private __attribute__((tls_model("initial-exec")));
 

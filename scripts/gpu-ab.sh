@@ -4,12 +4,8 @@
 # recorder, then gpuledger with Python frames (default), without free stacks,
 # and with native frames only. Each in one process, off/on rounds alternating.
 set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-B=${GL_BUILD:-$ROOT/build-device}
 OUT=${OUT:-/tmp/gl-gpu-ab}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH="$ROOT/.device-deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-GL="$B/report/gpuledger"
+. "$(dirname "$0")/gpu/preamble.sh"
 AB="$ROOT/scripts/gpu/torch_alloc_ab.py"
 W=$(mktemp -d)
 {

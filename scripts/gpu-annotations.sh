@@ -10,12 +10,8 @@
 # after 6 s; the whole script takes well under 40 s.
 # Prepare here with scripts/device-prep.sh; writes $OUT/annotations.md.
 set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-B=${GL_BUILD:-$ROOT/build-device}
 OUT=${OUT:-/tmp/gl-gpu-annotations}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH="$ROOT/.device-deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-GL="$B/report/gpuledger"
+. "$(dirname "$0")/gpu/preamble.sh"
 PY=${PYTHON:-python3}
 BENCH=("$ROOT/bench/bench_annotations.py" --calls 5000 --repeats 3)
 W=$(mktemp -d)

@@ -9,12 +9,8 @@
 #     (_record_memory_history(stacks="python"), native allocator) against
 #     gpuledger (cudaMallocAsync backend), ns added per alloc+free pair.
 set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-B=${GL_BUILD:-$ROOT/build-device}
 OUT=${OUT:-/tmp/gl-gpu-bench}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH="$ROOT/.device-deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-GL="$B/report/gpuledger"
+. "$(dirname "$0")/gpu/preamble.sh"
 TT="$ROOT/scripts/gpu/torch_train.py"
 TL="$ROOT/scripts/gpu/torch_alloc_loop.py"
 W=$(mktemp -d)

@@ -8,12 +8,8 @@
 # what PyTorch / compute-sanitizer say next to what the database says to
 # $OUT/results.md (plus the raw JSON and some databases for later study).
 set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-B=${GL_BUILD:-$ROOT/build-device}
 OUT=${OUT:-/tmp/gl-gpu-check}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH="$ROOT/.device-deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-GL="$B/report/gpuledger"
+. "$(dirname "$0")/gpu/preamble.sh"
 W=$(mktemp -d)
 PY=python3
 R="$OUT/results.md"

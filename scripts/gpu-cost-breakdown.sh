@@ -17,12 +17,8 @@
 #   carry: ["build-device", ".device-deps"] (scripts/device-prep.sh)
 #   command: bash scripts/gpu-cost-breakdown.sh
 set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-B=${GL_BUILD:-$ROOT/build-device}
 OUT=${OUT:-/tmp/gl-breakdown}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH="$ROOT/.device-deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-GL="$B/report/gpuledger"
+. "$(dirname "$0")/gpu/preamble.sh"
 PY=python3
 [ -x /opt/torch/.venv/bin/python ] && PY=/opt/torch/.venv/bin/python
 W=$(mktemp -d)

@@ -21,12 +21,8 @@
 # included); the summary ends with the script's own time.
 set -u
 T0=$(date +%s)
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-B=${GL_BUILD:-$ROOT/build-device}
 OUT=${OUT:-/tmp/gl-every-byte}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH="$ROOT/.device-deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-GL="$B/report/gpuledger"
+. "$(dirname "$0")/gpu/preamble.sh"
 W=$(mktemp -d)
 R="$OUT/every-byte.md"
 log() { echo "== $*" >&2; }

@@ -16,13 +16,9 @@
 # torch loop's history / default / --python only, REPS times (default 3),
 # and stacks="all" once; STEP_AB=1 adds the GPT step A/B.
 set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-B=${GL_BUILD:-$ROOT/build-device}
-OLD=${GL_OLD:-}
 OUT=${OUT:-/tmp/gl-gpu-hotpath}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH="$ROOT/.device-deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-GL="$B/report/gpuledger"
+. "$(dirname "$0")/gpu/preamble.sh"
+OLD=${GL_OLD:-}
 AB="$ROOT/scripts/gpu/torch_alloc_ab.py"
 W=$(mktemp -d)
 CUDA=${CUDA_HOME:-/usr/local/cuda}

@@ -25,17 +25,13 @@
 #   for kv_paged.py (e.g. "--device cpu --layers 2" to try the plumbing
 #   without a GPU: the device checks then fail); PYTHON=python3
 set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-B=${GL_BUILD:-$ROOT/build-device}
 OUT=${OUT:-/tmp/gl-gpu-kvcache}
+. "$(dirname "$0")/gpu/preamble.sh"
 CUDA=${CUDA:-/usr/local/cuda}
 STEPS=${STEPS:-1500}
 KV_ARGS=${KV_ARGS:-}
 PY=${PYTHON:-python3}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH="$ROOT/.device-deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
-GL="$B/report/gpuledger"
 KV="$ROOT/scripts/gpu/kv_paged.py"
 CHECK="$ROOT/scripts/gpu/kv_check.py"
 W=$(mktemp -d)

@@ -10,12 +10,9 @@
 # every figure and the median per variant. Prepare here with scripts/device-prep.sh; carry build-device and
 # .device-deps; run: bash scripts/gpu-launch-cost.sh [ROUNDS]
 set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-B=${GL_BUILD:-$ROOT/build-device}
 OUT=${OUT:-/tmp/gl-launch-cost}
+. "$(dirname "$0")/gpu/preamble.sh"
 ROUNDS=${1:-5}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH="$ROOT/.device-deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 LIB="$B/interpose/libgpuledger.so"
 W=$(mktemp -d)
 nvcc -O1 -cudart shared -o "$W/eb" "$ROOT/scripts/gpu/every_byte.cu" -lcuda -ldl || exit 1

@@ -3,12 +3,8 @@
 # and a gpuledger_mark per step (ctypes), then `leaks --steps` (steps from
 # the marks), the pool and device samples, and `holes`.
 set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-B=${GL_BUILD:-$ROOT/build-device}
 OUT=${OUT:-/tmp/gl-gpu-marks}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH="$ROOT/.device-deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-GL="$B/report/gpuledger"
+. "$(dirname "$0")/gpu/preamble.sh"
 W=$(mktemp -d)
 "$GL" run -o "$W/marks.db" --torch tensors -- python3 "$ROOT/scripts/gpu/torch_train.py" --steps 12 --leak --marks 2>&1 | tail -2
 "$GL" leaks --steps --top 1 "$W/marks.db" 2>&1 | sed -n '/growing/,$p' | head -16 | cut -c1-160

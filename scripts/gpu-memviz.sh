@@ -27,12 +27,8 @@
 # allocator (and frees after PyTorch's dump), the Python lines agreeing, and
 # the stats' total_allocated beside PyTorch's own (*.torch-stats.txt).
 set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-B=${GL_BUILD:-$ROOT/build-device}
 OUT=${OUT:-/tmp/gl-gpu-memviz}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH="$ROOT/.device-deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-GL="$B/report/gpuledger"
+. "$(dirname "$0")/gpu/preamble.sh"
 STEPS=${STEPS:-20}
 MODES=${MODES:-tensors segments expandable blocks blocks-expandable}
 PY=${PY:-python3}

@@ -2,9 +2,7 @@
 # gpu-nvtx.sh — on the device machine: torch.cuda.nvtx annotations under
 # gpuledger (NVTX injection), then the annotations and range tags.
 set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-B=${GL_BUILD:-$ROOT/build-device}
-export LD_LIBRARY_PATH="$ROOT/.device-deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+. "$(dirname "$0")/gpu/preamble.sh"
 W=$(mktemp -d)
 "$B/report/gpuledger" run -o "$W/nv.db" --torch tensors -- python3 "$ROOT/scripts/gpu/torch_nvtx.py" 2>&1 | tail -2
 python3 - "$W/nv.db" <<'PYEOF'

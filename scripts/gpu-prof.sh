@@ -6,12 +6,8 @@
 # gpu-hotpath.sh). Symbolize gpuledger's offsets here with
 #   addr2line -f -e build-device/interpose/libgpuledger.so OFFSET
 set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-B=${GL_BUILD:-$ROOT/build-device}
 OUT=${OUT:-/tmp/gl-gpu-prof}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH="$ROOT/.device-deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-GL="$B/report/gpuledger"
+. "$(dirname "$0")/gpu/preamble.sh"
 AB="$ROOT/scripts/gpu/torch_alloc_ab.py"
 W=$(mktemp -d)
 gcc -O2 -shared -fPIC -o "$W/minprof.so" "$ROOT/bench/minprof.c" -ldl || exit 1

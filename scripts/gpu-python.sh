@@ -11,13 +11,9 @@
 #   5. the GPT step time: bare, gpuledger with / without Python frames
 # Everything goes to stdout and $OUT/python.txt.
 set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-B=${GL_BUILD:-$ROOT/build-device}
 OUT=${OUT:-/tmp/gl-gpu-python}
+. "$(dirname "$0")/gpu/preamble.sh"
 ROUNDS=${ROUNDS:-3}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH="$ROOT/.device-deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-GL="$B/report/gpuledger"
 TT="$ROOT/scripts/gpu/torch_train.py"
 TL="$ROOT/scripts/gpu/torch_alloc_loop.py"
 W=$(mktemp -d)

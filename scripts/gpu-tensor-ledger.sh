@@ -31,13 +31,9 @@
 #    and the GPT step A/B (torch_train.py --ab, 3 processes) and the identity
 #    hooks' A/B (--ab-hooks, 3 processes).
 set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-B=${GL_BUILD:-$ROOT/build-device}
 OUT=${OUT:-/tmp/gl-tensor-ledger}
+. "$(dirname "$0")/gpu/preamble.sh"
 PART=${PART:-all}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH="$ROOT/.device-deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-GL="$B/report/gpuledger"
 PY=${PY:-python3}
 [ -x /opt/torch/.venv/bin/python ] && [ -z "${PY_SET:-}" ] && PY=/opt/torch/.venv/bin/python
 W=$(mktemp -d)

@@ -4,10 +4,7 @@
 # is lent): one database per rank, none for the torchrun agent, Python frames
 # in both, and the multi-database report.
 set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-B=${GL_BUILD:-$ROOT/build-device}
-export LD_LIBRARY_PATH="$ROOT/.device-deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-GL="$B/report/gpuledger"
+. "$(dirname "$0")/gpu/preamble.sh"
 W=$(mktemp -d)
 cd "$W" || exit 1
 echo "== $(date -u +%FT%TZ) GPUs: $(nvidia-smi -L | wc -l)"

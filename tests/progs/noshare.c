@@ -15,9 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#ifndef __NR_close_range
-#define __NR_close_range 436
-#endif
+#include "close_range.h"
 
 int main(int argc, char **argv)
 {

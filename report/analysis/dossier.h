@@ -1,0 +1,86 @@
+/* dossier.h — everything the report shows about one process, computed
+ * once and then rendered as text or JSON (render_*.c). */
+#ifndef GL_DOSSIER_H
+#define GL_DOSSIER_H
+
+#include <stdio.h>
+
+#include "analysis.h"
+#include "model_usage.h"
+#include "moment.h"
+#include "heaps.h"
+
+#define GL_MAX_CATS 32
+
+/* Why PyTorch's caching allocator ran out of memory (gl_oom_verdict). */
+struct gl_verdict {
+    int known;                  /* 0: not an allocator OOM, or no holes sampled then */
+    int fragmentation;          /* 1: enough cached free bytes, no hole big enough; 0: demand */
+    int expandable;             /* the allocator already used expandable segments */
+    uint64_t asked, cached_free, holes, largest_hole, device_free;
+    uint64_t tensors, reserved; /* live tensors (block bytes), the allocator's segments */
+};
+
+struct gl_oom_view {
+    const struct gl_fail *fail;
+    uint64_t live_bytes;
+    struct gl_groups ledger;
+    struct gl_verdict verdict;
+    int absorbed;               /* the allocator's failed cudaMalloc calls just before (gl_fail_absorbed) */
+    uint64_t absorbed_size;     /* the last one's size */
+};
+
+struct gl_dev_view {
+    struct gl_device *dev;
+    struct gl_groups peak;      /* ledger at the peak */
+    struct gl_cat_total cats[GL_MAX_CATS];
+    size_t ncats;
+    struct gl_groups at;        /* ledger at the --at moment (when given) */
+    struct gl_cat_total at_cats[GL_MAX_CATS];
+    size_t at_ncats;
+    /* PyTorch's caching allocator (dev->blocks): the ledger at the tensor
+     * peak, by stack and by category */
+    struct gl_groups tensor_peak;
+    struct gl_cat_total tensor_cats[GL_MAX_CATS];
+    size_t ntensor_cats;
+    struct gl_groups leaks;     /* unfreed at exit, categorized */
+    uint64_t leak_bytes, cached_bytes; /* real leaks / held by a caching allocator */
+    uint64_t held_bytes;        /* tensors held at exit by identity (parameters, optimizer state, ...) */
+    struct gl_oom_view *ooms;
+    size_t nooms;
+    struct gl_usage usage;      /* the process's own figure: what is outside any allocation API */
+};
+
+struct gl_dossier {
+    struct gl_run *run;
+    struct gl_stacks stacks;
+    struct gl_dev_view devs[GL_MAX_DEVICES];
+    int ndevs;
+    struct gl_pool_holes *holes;
+    size_t nholes;
+    const struct gl_moment *at; /* --at, or NULL */
+    struct gl_heaps_view heaps; /* the program's own pools (NVTX memory API, gpuledger.Pool) */
+    char python_version[16];    /* "" when the run had no Python frames */
+    size_t python_allocs;       /* allocations whose stack has Python frames */
+};
+
+struct gl_dossier_opts {
+    int device;                 /* -2: all */
+    const struct gl_rules *rules;
+    const struct gl_moment *at; /* the ledger at this moment too, or NULL */
+};
+
+/* 0, or -1 when the heaps could not be read (why: d->heaps.err; the rest
+ * stands). */
+int gl_dossier_build(struct gl_dossier *d, struct gl_run *run, const struct gl_dossier_opts *o);
+void gl_dossier_free(struct gl_dossier *d);
+
+/* The verdict at an out-of-memory of PyTorch's caching allocator (known
+ * = 0 for any other failure), with the ledger live then (verdict.c). */
+void gl_oom_verdict(struct gl_run *r, const struct gl_fail *f, const struct gl_groups *ledger, struct gl_verdict *v);
+
+/* Renderers. `top` = ledger rows shown per device. (HTML: html_app.h.) */
+void gl_render_text(FILE *f, struct gl_dossier *ds, size_t n, int top);
+void gl_render_json(FILE *f, struct gl_dossier *ds, size_t n, int top);
+
+#endif

@@ -1,0 +1,85 @@
+/* cmd_export.c — `gpuledger export DB --format FORMAT`: the run for the
+ * viewers people already use: folded stacks, CSV (export.c), a Perfetto
+ * trace (export_perfetto.c), PyTorch's memory snapshot pickle
+ * (export_memviz.c), speedscope's format (export_speedscope.c). */
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "help.h"
+#include "out.h"
+#include "render.h"
+
+static const char *what; /* NULL: not given (folded: peak; csv: allocs) */
+/* PyTorch's snapshot examples record _record_memory_history(max_entries=100000) */
+#define DEFAULT_MAX_ENTRIES 100000ULL
+static unsigned long long max_entries = DEFAULT_MAX_ENTRIES; /* 0: all */
+
+static int opt(struct gl_cli *cli, int key, const char *arg)
+{
+    if (key == 'w') {
+        what = arg;
+        return 0;
+    }
+    if (!strcmp(arg, "all")) {
+        max_entries = 0;
+        return 0;
+    }
+    if (gl_parse_size(arg, &max_entries) || !max_entries)
+        return gl_cli_fail(cli, "--max-entries wants a positive number or 'all', not '%s'", arg);
+    return 0;
+}
+
+static void reset(void)
+{
+    what = NULL;
+    max_entries = DEFAULT_MAX_ENTRIES;
+}
+
+static int check(struct gl_cli *cli)
+{
+    if (what && strcmp(what, "peak") && strcmp(what, "leaks") && strcmp(what, "allocs"))
+        return gl_cli_fail(cli, "--what wants peak, leaks or allocs");
+    if (what && !gl_cli_format(cli, "folded") && !gl_cli_format(cli, "csv"))
+        return gl_cli_fail(cli, "--what chooses the allocations of folded and csv; %s shows the whole run",
+                           cli->format);
+    if (gl_cli_format(cli, "memory_viz") && (!cli->output || !strcmp(cli->output, "-")) && isatty(STDOUT_FILENO))
+        return gl_cli_fail(cli, "memory_viz is a binary pickle: write it to a file with -o FILE");
+    if (gl_cli_format(cli, "memory_viz"))
+        cli->load.parts |= GL_LOAD_BLOCK_FACTS | GL_LOAD_MAP_DEVICES;
+    else if (gl_cli_format(cli, "perfetto"))
+        cli->load.parts |= GL_LOAD_BLOCK_FACTS;
+    return 0;
+}
+
+static const struct option opts[] = {{"what", required_argument, NULL, 'w'},
+                                      {"max-entries", required_argument, NULL, 'm'},
+                                      {NULL, 0, NULL, 0}};
+
+const struct gl_cmd_spec gl_export_spec = {
+    .usage = gl_usage_export,
+    .formats = "folded|perfetto|memory_viz|speedscope|csv",
+    .format_required = 1,
+    .opts = opts,
+    .opt = opt,
+    .check = check,
+    .reset = reset,
+};
+
+int cmd_export(struct gl_cli *cli)
+{
+    struct gl_run *r = cli->runs[0];
+    int rc = 0;
+    if (gl_cli_format(cli, "folded"))
+        gl_export_folded(cli->out, r, what ? what : "peak");
+    else if (gl_cli_format(cli, "perfetto"))
+        rc = gl_export_perfetto(cli->out, r, &cli->rules);
+    else if (gl_cli_format(cli, "memory_viz"))
+        rc = gl_export_memviz(cli->out, r, (size_t)max_entries);
+    else if (gl_cli_format(cli, "speedscope"))
+        rc = gl_export_speedscope(cli->out, r);
+    else
+        gl_export_csv(cli->out, r, what ? what : "allocs");
+    return rc ? gl_cli_fail(cli, "%s: out of memory", r->path) : 0;
+}

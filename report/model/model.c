@@ -1,0 +1,583 @@
+/* model.c — loading a database into a gl_run (see model.h): one ordered
+ * scan of event_log, then per-device peaks and timelines. A row that breaks
+ * an invariant of what the recorder writes (GL_SKIPS) is skipped and
+ * counted; everything kept is then bounded (seqs, sizes and live bytes
+ * below 2^62, times within the run), so no analysis can overflow. */
+#include "model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_annot.h"
+#include "model_block_facts.h"
+#include "model_heaps.h"
+#include "model_vmm.h"
+#include "reader.h"
+#include "u64map.h"
+
+#define TIMELINE_POINTS 600
+#define MAX_BYTES (1ULL << 62)
+/* how far a time may stray outside [run.start_ns, run.end_ns], or back
+ * within a thread: clocks are converted and offset to within microseconds
+ * normally; this is generous */
+#define TIME_SLACK_NS 1000000000LL
+
+const char *gl_skip_reason(enum gl_skip k)
+{
+    static const char *const text[] = {
+#define GL_X(name, t) t,
+        GL_SKIPS(GL_X)
+#undef GL_X
+    };
+    return k < GL_SKIP_COUNT ? text[k] : "?";
+}
+
+struct gl_device *gl_run_device(struct gl_run *r, int device)
+{
+    for (int i = 0; i < r->ndevs; i++)
+        if (r->devs[i].device == device)
+            return &r->devs[i];
+    if (r->ndevs == GL_MAX_DEVICES)
+        return NULL;
+    struct gl_device *d = &r->devs[r->ndevs++];
+    memset(d, 0, sizeof *d);
+    d->device = device;
+    return d;
+}
+
+static void copy_text(char *dst, size_t sz, const unsigned char *src)
+{
+    snprintf(dst, sz, "%s", src ? (const char *)src : "");
+}
+
+static int load_run_row(struct gl_run *r, char *err, size_t errsz)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(r->db,
+                           "SELECT pid, ppid, hostname, rank, cmdline, start_ns, end_ns, exit_code, exit_signal,"
+                           " 0, dropped_events, truncated_stacks, unmatched_frees, gpuledger_version"
+                           " FROM run",
+                           -1, &st, NULL) != SQLITE_OK ||
+        sqlite3_step(st) != SQLITE_ROW) {
+        snprintf(err, errsz, "%s: damaged run table: %s", r->path, sqlite3_errmsg(r->db));
+        sqlite3_finalize(st);
+        return -1;
+    }
+    r->pid = sqlite3_column_int64(st, 0);
+    r->ppid = sqlite3_column_int64(st, 1);
+    copy_text(r->host, sizeof r->host, sqlite3_column_text(st, 2));
+    copy_text(r->rank, sizeof r->rank, sqlite3_column_text(st, 3));
+    copy_text(r->cmdline, sizeof r->cmdline, sqlite3_column_text(st, 4));
+    r->start_ns = sqlite3_column_int64(st, 5);
+    r->has_end = sqlite3_column_type(st, 6) != SQLITE_NULL;
+    r->unfinished = !r->has_end;
+    r->end_ns = sqlite3_column_int64(st, 6);
+    r->has_exit_code = sqlite3_column_type(st, 7) != SQLITE_NULL;
+    r->exit_code = sqlite3_column_int64(st, 7);
+    r->has_exit_signal = sqlite3_column_type(st, 8) != SQLITE_NULL;
+    r->exit_signal = sqlite3_column_int64(st, 8);
+    r->dropped = sqlite3_column_int64(st, 10);
+    r->truncated = sqlite3_column_int64(st, 11);
+    r->unmatched = sqlite3_column_int64(st, 12);
+    copy_text(r->version, sizeof r->version, sqlite3_column_text(st, 13));
+    sqlite3_finalize(st);
+    if (r->has_end && r->end_ns < r->start_ns) {
+        r->has_end = 0;
+        r->skipped[GL_SKIP_RUN_END] = r->nskipped = 1;
+    }
+    return 0;
+}
+
+/* Per-device live bytes as the scan goes, with the peak and a downsampled
+ * timeline (each bucket keeps its highest level). */
+struct live_track {
+    uint64_t live[GL_MAX_DEVICES];
+};
+
+static void track(struct gl_run *r, struct live_track *lt, int device, int64_t delta, int64_t seq, int64_t ts,
+                  int64_t t0, int64_t span)
+{
+    struct gl_device *dev = gl_run_device(r, device);
+    if (!dev)
+        return;
+    size_t k = (size_t)(dev - r->devs);
+    lt->live[k] += (uint64_t)delta;
+    uint64_t live = lt->live[k];
+    if (live > dev->peak) {
+        dev->peak = live;
+        dev->peak_seq = seq;
+        dev->peak_ns = ts;
+    }
+    if (!dev->timeline && !(dev->timeline = calloc(TIMELINE_POINTS, sizeof *dev->timeline)))
+        return;
+    double at = span > 0 && ts > t0 ? (double)(ts - t0) / (double)span * (TIMELINE_POINTS - 1) : 0;
+    size_t b = at < TIMELINE_POINTS - 1 ? (size_t)at : TIMELINE_POINTS - 1;
+    struct gl_point *p = &dev->timeline[b];
+    if (p->seq == 0 || live >= p->live)
+        *p = (struct gl_point){seq, ts, live};
+    if (b + 1 > dev->ntimeline)
+        dev->ntimeline = b + 1;
+}
+
+/* The times a row may have: within the run, with some slack; never more
+ * than 2^62 ns after its start, so that any two kept times differ by less
+ * than 2^63. Saturating, whatever the run row holds. */
+static void time_bounds(const struct gl_run *r, int64_t *lo, int64_t *hi)
+{
+    *lo = r->start_ns >= INT64_MIN + TIME_SLACK_NS ? r->start_ns - TIME_SLACK_NS : INT64_MIN;
+    int64_t far = r->start_ns <= INT64_MAX - (int64_t)MAX_BYTES ? r->start_ns + (int64_t)MAX_BYTES : INT64_MAX;
+    int64_t end = r->has_end && r->end_ns <= INT64_MAX - TIME_SLACK_NS ? r->end_ns + TIME_SLACK_NS : INT64_MAX;
+    *hi = r->has_end && end < far ? end : far;
+}
+
+/* The time of the first (ASC) or last (DESC) row by seq within [lo, hi]. */
+static int64_t first_time(sqlite3 *db, const char *order, int64_t lo, int64_t hi)
+{
+    char sql[128];
+    sqlite3_stmt *st;
+    int64_t t = 0;
+    snprintf(sql, sizeof sql, "SELECT ts_ns FROM event_log WHERE ts_ns BETWEEN ? AND ? ORDER BY seq %s LIMIT 1", order);
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, lo);
+        sqlite3_bind_int64(st, 2, hi);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            t = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    return t;
+}
+
+/* Each thread's last kept time: the current thread's in hand (rows come in
+ * runs of one thread), the others in a map. */
+struct thread_times {
+    struct gl_u64map map;
+    uint64_t tid;
+    int64_t ts;
+    int have;
+};
+
+static int thread_time(const struct thread_times *t, uint64_t tid, int64_t *ts)
+{
+    uint64_t v;
+    if (t->have && t->tid == tid) {
+        *ts = t->ts;
+        return 1;
+    }
+    if (!gl_u64map_get(&t->map, tid, &v))
+        return 0;
+    *ts = (int64_t)v;
+    return 1;
+}
+
+static int set_thread_time(struct thread_times *t, uint64_t tid, int64_t ts)
+{
+    if (t->have && t->tid != tid && gl_u64map_put(&t->map, t->tid, (uint64_t)t->ts))
+        return -1;
+    t->tid = tid;
+    t->ts = ts;
+    t->have = 1;
+    return 0;
+}
+
+static void skip(struct gl_run *r, enum gl_skip k, int64_t seq)
+{
+    if (!r->skipped[k]++)
+        r->skipped_first_seq[k] = seq;
+    r->nskipped++;
+}
+
+/* Where the allocation a free names sits in allocs[], or -1. */
+struct seq_index {
+    uint32_t *dense; /* seq -> position + 1, when seqs are small */
+    int64_t max;
+    struct gl_u64map map;
+};
+
+static int index_put(struct seq_index *x, int64_t seq, size_t pos)
+{
+    if (x->dense && seq > 0 && seq <= x->max) {
+        x->dense[seq] = (uint32_t)pos + 1;
+        return 0;
+    }
+    return gl_u64map_put(&x->map, (uint64_t)seq, pos);
+}
+
+static int64_t index_get(const struct seq_index *x, int64_t seq)
+{
+    uint64_t pos;
+    if (x->dense && seq > 0 && seq <= x->max)
+        return x->dense[seq] ? (int64_t)x->dense[seq] - 1 : -1;
+    return gl_u64map_get(&x->map, (uint64_t)seq, &pos) ? (int64_t)pos : -1;
+}
+
+/* -1 (unknown) or an ordinal the recorder keeps (gl_event.h). */
+static int device_ok(int device)
+{
+    return device >= -1 && device < GL_MAX_DEVICES;
+}
+
+/* An allocation's invariants: the reason to skip it, or GL_SKIP_COUNT. */
+static enum gl_skip check_alloc(struct gl_run *r, int device, int64_t size, uint64_t addr, uint64_t *total_live,
+                                int counts)
+{
+    if (!device_ok(device))
+        return GL_SKIP_DEVICE;
+    if (size < 0 || (uint64_t)size >= MAX_BYTES || addr > UINT64_MAX - (uint64_t)size)
+        return GL_SKIP_SIZE;
+    if (counts && *total_live + (uint64_t)size >= MAX_BYTES)
+        return GL_SKIP_LIVE;
+    /* last, as it makes the device's entry: the 65th distinct value of
+     * -1..63 would find none left */
+    if (counts && !gl_run_device(r, device))
+        return GL_SKIP_DEVICE;
+    return GL_SKIP_COUNT;
+}
+
+/* An identity tag (a tag row: its category and the tensor's bytes) on the
+ * allocation it names: a PyTorch block; or a CUDA allocation that is that
+ * tensor (the cudaMallocAsync backend's: the same bytes, not a segment of
+ * many tensors). The first tag holds. */
+static void tag(struct gl_alloc *a, int64_t category, int64_t bytes)
+{
+    if (a->cat || category <= 0 || category >= GL_TAG_COUNT || !gl_tag_name((int)category))
+        return;
+    if (a->kind != GL_KIND_BLOCK && (bytes < 0 || a->size < (uint64_t)bytes || a->size - (uint64_t)bytes >= 512))
+        return;
+    a->cat = (uint8_t)category;
+    a->flags |= GL_AF_TAGGED;
+}
+
+static int load_events(struct gl_run *r, char *err, size_t errsz)
+{
+    int64_t lo, hi;
+    time_bounds(r, &lo, &hi);
+    /* the timeline's buckets span the first and the last time that can be
+     * kept (in seq order; a time outside falls in the first or last) */
+    sqlite3_stmt *st;
+    int64_t t0 = first_time(r->db, "ASC", lo, hi), t1 = first_time(r->db, "DESC", lo, hi);
+    if (t1 < t0)
+        t1 = t0;
+    int64_t maxseq = gl_db_int(r->db, "SELECT max(seq) FROM event_log", 0);
+    int64_t span = t1 - t0 + 1;
+    if (sqlite3_prepare_v2(r->db,
+                           "SELECT seq, ts_ns, op, api, kind, device, pool, addr, size, result, stack_id, ref_seq, tid,"
+                           " stream, aux, range_seq FROM event_log ORDER BY seq",
+                           -1, &st, NULL) != SQLITE_OK) {
+        snprintf(err, errsz, "%s: cannot read events: %s", r->path, sqlite3_errmsg(r->db));
+        return -1;
+    }
+    /* seq -> position in allocs[]: seqs are dense, so a plain array; a hash
+     * map when they are not small */
+    struct seq_index index = {NULL, maxseq, {0}};
+    gl_u64map_init(&index.map);
+    if (maxseq > 0 && maxseq < (1LL << 26))
+        index.dense = calloc((size_t)maxseq + 1, sizeof *index.dense);
+    struct thread_times last_ts = {0}; /* tid -> time of its last kept row */
+    gl_u64map_init(&last_ts.map);
+    int64_t kmin = INT64_MAX, kmax = INT64_MIN;
+    struct live_track lt;
+    memset(&lt, 0, sizeof lt);
+    uint64_t total_live = 0, block_live = 0;
+    size_t cap = 0, fcap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t seq = sqlite3_column_int64(st, 0), ts = sqlite3_column_int64(st, 1);
+        int op = sqlite3_column_int(st, 2), api = sqlite3_column_int(st, 3);
+        int result = sqlite3_column_int(st, 9), device = sqlite3_column_int(st, 5);
+        int64_t size = sqlite3_column_int64(st, 8);
+        uint64_t tid = (uint64_t)sqlite3_column_int64(st, 12);
+        int64_t prev;
+        /* the caching allocator's settings: its last row says (every row
+         * counts, also one skipped below) */
+        if (sqlite3_column_int64(st, 2) == GL_OP_CONFIG && sqlite3_column_int64(st, 3) == GL_API_torch_allocator)
+            r->allocator_expandable = size == 1;
+        if (seq < 1 || (uint64_t)seq >= MAX_BYTES) { /* the recorder counts from 1 */
+            skip(r, GL_SKIP_SEQ, seq);
+            continue;
+        }
+        if (ts < lo || ts > hi) {
+            skip(r, GL_SKIP_TIME_OUT, seq);
+            continue;
+        }
+        /* a thread's rows are stamped in the order it claims them, but the
+         * writer's TSC-to-ns mapping may step back a little when it is
+         * re-anchored (microseconds seen under load; a step can be larger):
+         * backwards by more than the slack is broken. CUPTI activity records
+         * carry CUPTI's own earlier times. */
+        int own_time = api != GL_API_cupti_static && api != GL_API_cupti_static_free;
+        if (own_time && thread_time(&last_ts, tid, &prev) && ts < prev && (uint64_t)prev - (uint64_t)ts > TIME_SLACK_NS) {
+            skip(r, GL_SKIP_TIME_BACK, seq);
+            continue;
+        }
+        enum gl_skip why = GL_SKIP_COUNT;
+        if (op == GL_OP_MARK) {
+            int64_t *nm = realloc(r->marks, (r->nmarks + 1) * sizeof *nm);
+            if (!nm)
+                goto oom;
+            r->marks = nm;
+            r->marks[r->nmarks++] = seq;
+        } else if (result != 0 || gl_op_is_failure(op)) {
+            if (!device_ok(device)) {
+                why = GL_SKIP_DEVICE;
+            } else {
+                if (r->nfails == fcap) {
+                    fcap = fcap ? fcap * 2 : 64;
+                    struct gl_fail *nf = realloc(r->fails, fcap * sizeof *nf);
+                    if (!nf)
+                        goto oom;
+                    r->fails = nf;
+                }
+                struct gl_fail *f = &r->fails[r->nfails++];
+                f->seq = seq;
+                f->ts_ns = ts;
+                f->op = (uint8_t)op;
+                f->api = (uint16_t)api;
+                f->device = device;
+                f->size = (uint64_t)size; /* a failed request may be any size */
+                f->addr = (uint64_t)sqlite3_column_int64(st, 7);
+                f->result = result;
+                f->stack_id = sqlite3_column_int64(st, 10);
+                f->aux = (uint64_t)sqlite3_column_int64(st, 14);
+            }
+        } else if (gl_op_is_alloc(op)) {
+            int kind = sqlite3_column_int(st, 4);
+            uint64_t addr = (uint64_t)sqlite3_column_int64(st, 7);
+            int64_t aux = sqlite3_column_int64(st, 14), requested = size;
+            if (kind == GL_KIND_BLOCK) /* a PyTorch block: its block bytes (aux) hold what was asked */
+                size = aux > size ? aux : size;
+            why = check_alloc(r, device, size, addr, &total_live, gl_kind_counts_on_device(kind));
+            if (why == GL_SKIP_COUNT && kind == GL_KIND_BLOCK && block_live + (uint64_t)size >= MAX_BYTES)
+                why = GL_SKIP_LIVE;
+            if (why == GL_SKIP_COUNT) {
+                if (r->nallocs == cap) {
+                    cap = cap ? cap * 2 : 4096;
+                    struct gl_alloc *na = realloc(r->allocs, cap * sizeof *na);
+                    if (!na)
+                        goto oom;
+                    r->allocs = na;
+                }
+                struct gl_alloc *a = &r->allocs[r->nallocs];
+                memset(a, 0, sizeof *a);
+                a->seq = seq;
+                a->alloc_ns = ts;
+                a->op = (uint8_t)op;
+                a->api = (uint16_t)api;
+                a->kind = (uint8_t)kind;
+                a->device = device;
+                a->pool = (uint64_t)sqlite3_column_int64(st, 6);
+                a->addr = addr;
+                a->size = (uint64_t)size;
+                a->stack_id = sqlite3_column_int64(st, 10);
+                a->stream = (uint64_t)sqlite3_column_int64(st, 13);
+                a->requested = (uint64_t)requested;
+                a->aux = (uint64_t)aux;
+                a->range_seq = sqlite3_column_int64(st, 15);
+                if (kind == GL_KIND_BLOCK)
+                    block_live += a->size;
+                if (index_put(&index, seq, r->nallocs))
+                    goto oom;
+                r->nallocs++;
+                if (gl_kind_counts_on_device(a->kind)) {
+                    total_live += a->size;
+                    track(r, &lt, a->device, (int64_t)a->size, seq, ts, t0, span);
+                }
+            }
+        } else if (gl_op_is_free(op) && sqlite3_column_type(st, 11) != SQLITE_NULL) {
+            int64_t ref = sqlite3_column_int64(st, 11);
+            int64_t pos = ref < seq ? index_get(&index, ref) : -1;
+            struct gl_alloc *a = pos >= 0 ? &r->allocs[pos] : NULL;
+            if (ref >= seq || (a && ts < a->alloc_ns))
+                why = GL_SKIP_FREE_EARLY;
+            else if (!a)
+                why = GL_SKIP_FREE_NOTHING;
+            else if (a->free_seq)
+                why = GL_SKIP_FREE_TWICE;
+            else {
+                a->free_seq = seq;
+                a->free_ns = ts;
+                if (gl_kind_counts_on_device(a->kind)) {
+                    total_live -= a->size;
+                    track(r, &lt, a->device, -(int64_t)a->size, seq, ts, t0, span);
+                }
+                if (a->kind == GL_KIND_BLOCK) {
+                    block_live -= a->size;
+                    if (op == GL_OP_FREE) /* free and completion in one: reusable at once */
+                        a->done_seq = seq;
+                }
+            }
+        } else if ((op == GL_OP_FREE_COMPLETED || op == GL_OP_TAG) && sqlite3_column_type(st, 11) != SQLITE_NULL) {
+            /* a block became reusable; a tag names the block (or CUDA
+             * allocation) it refers to: what it is, for its whole life */
+            int64_t ref = sqlite3_column_int64(st, 11);
+            int64_t pos = ref < seq ? index_get(&index, ref) : -1;
+            struct gl_alloc *a = pos >= 0 ? &r->allocs[pos] : NULL;
+            /* (a free_completed after a block's `free`: a database written
+             * before the two were one event) */
+            if (a && op == GL_OP_FREE_COMPLETED && a->kind == GL_KIND_BLOCK && a->free_seq &&
+                (!a->done_seq || a->done_seq == a->free_seq))
+                a->done_seq = seq;
+            else if (a && op == GL_OP_TAG)
+                tag(a, sqlite3_column_int64(st, 14), size);
+        }
+        if (why != GL_SKIP_COUNT) {
+            skip(r, why, seq);
+            continue;
+        }
+        r->event_count++;
+        r->last_seq = seq;
+        /* calls, not the rows a call leads to: the graph pool's rows and a
+         * launch's effects on memory outside the graph */
+        if (api > 0 && api < GL_API_COUNT && api != GL_API_graph_pool &&
+            !(api == GL_API_cuGraphLaunch && op != GL_OP_GRAPH_LAUNCH))
+            r->api_count[api]++;
+        if (own_time && (!thread_time(&last_ts, tid, &prev) || ts > prev) && set_thread_time(&last_ts, tid, ts))
+            goto oom;
+        kmin = ts < kmin ? ts : kmin;
+        kmax = ts > kmax ? ts : kmax;
+    }
+    sqlite3_finalize(st);
+    free(index.dense);
+    gl_u64map_free(&index.map);
+    gl_u64map_free(&last_ts.map);
+    /* the run's first and last time: of the rows kept */
+    r->first_ns = kmin <= kmax ? kmin : t0;
+    r->last_ns = kmin <= kmax ? kmax : t1;
+    if (rc != SQLITE_DONE) {
+        snprintf(err, errsz, "%s: damaged (reading events: %s)", r->path, sqlite3_errmsg(r->db));
+        return -1;
+    }
+    for (int k = 0; k < r->ndevs; k++) {
+        r->devs[k].live_end = lt.live[k];
+        struct gl_point *t = r->devs[k].timeline; /* empty buckets carry the level forward */
+        for (size_t b = 1; t && b < r->devs[k].ntimeline; b++)
+            if (t[b].seq == 0)
+                t[b] = (struct gl_point){t[b - 1].seq, t0 + (int64_t)((double)span * (double)b / TIMELINE_POINTS),
+                                         t[b - 1].live};
+    }
+    return 0;
+oom:
+    sqlite3_finalize(st);
+    free(index.dense);
+    gl_u64map_free(&index.map);
+    gl_u64map_free(&last_ts.map);
+    snprintf(err, errsz, "%s: out of memory while loading", r->path);
+    return -1;
+}
+
+/* When an optimizer ended steps ("optimizer step N" marks of the Python
+ * package's step hook), its marks alone end steps: the program's own marks
+ * (gpuledger.step(), NVTX marks of libraries) may come at other moments. */
+static void optimizer_steps(struct gl_run *r)
+{
+    sqlite3_stmt *st;
+    if (r->nmarks < 2 || sqlite3_prepare_v2(r->db,
+                                            "SELECT seq FROM annotations WHERE op = 'mark' AND label GLOB "
+                                            "'optimizer step [0-9]*' ORDER BY seq",
+                                            -1, &st, NULL) != SQLITE_OK)
+        return; /* a database from before annotations */
+    int64_t *opt = malloc(r->nmarks * sizeof *opt);
+    size_t n = 0, k = 0;
+    while (opt && sqlite3_step(st) == SQLITE_ROW) {
+        int64_t seq = sqlite3_column_int64(st, 0);
+        while (k < r->nmarks && r->marks[k] < seq)
+            k++;
+        if (k < r->nmarks && r->marks[k] == seq) /* only marks kept as events */
+            opt[n++] = r->marks[k++];
+    }
+    sqlite3_finalize(st);
+    if (n >= 2) {
+        free(r->marks);
+        r->marks = opt;
+        r->nmarks = n;
+        r->optimizer_steps = 1;
+    } else {
+        free(opt);
+    }
+}
+
+/* The parts only some verbs read, and the look-ups of their moments. */
+static int load_asked(struct gl_run *r, const struct gl_load *what, char *err, size_t errsz)
+{
+    gl_lookups_read(r, what);
+    unsigned parts = what ? what->parts : 0;
+    if (parts & GL_LOAD_HEAPS) {
+        r->heaps = calloc(1, sizeof *r->heaps);
+        if (r->heaps && gl_heaps_read(r, r->heaps, r->heaps_err, sizeof r->heaps_err)) {
+            free(r->heaps); /* the verbs that show heaps say why; the rest stands */
+            r->heaps = NULL;
+        }
+    }
+    if ((parts & GL_LOAD_BLOCK_FACTS) && !(r->block_facts = gl_block_facts_read(r)))
+        goto oom;
+    if ((parts & GL_LOAD_MAP_DEVICES) && gl_map_devices_read(r))
+        goto oom;
+    r->loaded = parts;
+    return 0;
+oom:
+    snprintf(err, errsz, "%s: out of memory while loading", r->path);
+    return -1;
+}
+
+struct gl_run *gl_run_load(const char *path, char *err, size_t errsz)
+{
+    return gl_run_load_with(path, NULL, err, errsz);
+}
+
+struct gl_run *gl_run_load_with(const char *path, const struct gl_load *what, char *err, size_t errsz)
+{
+    err[0] = 0;
+    struct gl_run *r = calloc(1, sizeof *r);
+    if (!r) {
+        snprintf(err, errsz, "%s: out of memory", path);
+        return NULL;
+    }
+    snprintf(r->path, sizeof r->path, "%s", path);
+    r->db = gl_db_open_read(path, err, errsz);
+    if (!r->db || load_run_row(r, err, errsz) || load_events(r, err, errsz)) {
+        if (r->db && !err[0])
+            snprintf(err, errsz, "%s: out of memory", path);
+        gl_run_free(r);
+        return NULL;
+    }
+    optimizer_steps(r);
+    /* devices with events but no counted memory still get a row (not -1:
+     * a failed free a recorder could not place on a device) */
+    for (size_t i = 0; i < r->nfails; i++)
+        if (r->fails[i].device >= 0)
+            gl_run_device(r, r->fails[i].device);
+    if (gl_run_link_blocks(r, err, errsz) || gl_run_load_tables(r, err, errsz) ||
+        load_asked(r, what, err, errsz)) {
+        gl_run_free(r);
+        return NULL;
+    }
+    sqlite3_close(r->db); /* nothing after the load reads the database */
+    r->db = NULL;
+    return r;
+}
+
+void gl_run_free(struct gl_run *r)
+{
+    if (!r)
+        return;
+    if (r->db)
+        sqlite3_close(r->db);
+    for (int i = 0; i < r->ndevs; i++)
+        free(r->devs[i].timeline);
+    free(r->allocs);
+    free(r->fails);
+    free(r->marks);
+    free(r->steps);
+    gl_run_free_tables(r);
+    if (r->annots) {
+        gl_annots_free(r->annots);
+        free(r->annots);
+    }
+    if (r->heaps) {
+        gl_heaps_free(r->heaps);
+        free(r->heaps);
+    }
+    free(r->block_facts);
+    free(r->map_devs);
+    free(r);
+}

@@ -1,0 +1,57 @@
+/* render.h — the renderers of the verbs' views: each view as text and as
+ * JSON (through the one emitter, json.h). The report's dossier has its own
+ * in dossier.h. */
+#ifndef GL_RENDER_H
+#define GL_RENDER_H
+
+#include <stdio.h>
+
+#include "analysis.h"
+#include "dossier.h"
+#include "json.h"
+#include "model.h"
+#include "views.h"
+
+/* holes: one process's pools and reserved ranges (nheaps: its heaps, printed
+ * after by render_heaps.h); the JSON leaves the process object open */
+void gl_render_holes_text(FILE *f, const struct gl_run *r, const struct gl_pool_holes *h, size_t nh, size_t nheaps,
+                          int series);
+void gl_render_holes_json(struct gl_json *j, const struct gl_run *r, const struct gl_pool_holes *h, size_t nh);
+/* The figures of a hole statistic as members (reserved, live, free,
+ * largest_free, external_fragmentation, largest_free_ratio, holes, and where
+ * known unused_bytes and internal_fragmentation). */
+void gl_jw_hole_figures(struct gl_json *j, const struct gl_hole_stat *h);
+
+/* leaks: one process's chains and growing stacks (top: chains shown) */
+void gl_render_leaks_text(FILE *f, struct gl_leaks_view *v, int top);
+void gl_render_leaks_json(struct gl_json *j, struct gl_leaks_view *v);
+
+/* diff: two runs by stack (top: rows per section) */
+void gl_render_diff_text(FILE *f, struct gl_diff_view *v, int top);
+
+/* gate: the verdict and the offending chains; JUnit XML */
+void gl_render_gate_text(FILE *f, struct gl_gate_view *v);
+void gl_render_gate_junit(FILE *f, struct gl_gate_view *v);
+
+/* export: folded stacks and CSV of the allocations (what: "peak" live at
+ * the peak, "leaks" never freed, "allocs" all; export.c); a Perfetto /
+ * Chrome trace with a counter track per device and per category
+ * (export_perfetto.c); PyTorch's memory
+ * snapshot pickle, keeping each device's last max_entries trace entries
+ * when not 0 (export_memviz.c); speedscope's profiles (export_speedscope.c).
+ * The last three: 0, or -1 out of memory. */
+void gl_export_folded(FILE *f, struct gl_run *r, const char *what);
+void gl_export_csv(FILE *f, struct gl_run *r, const char *what);
+int gl_export_perfetto(FILE *f, struct gl_run *r, const struct gl_rules *rules);
+int gl_export_memviz(FILE *f, struct gl_run *r, size_t max_entries);
+int gl_export_speedscope(FILE *f, struct gl_run *r);
+
+/* It in one sentence ("fragmentation: ..." / "demand: ... the biggest are
+ * ..."); "" when not known. */
+void gl_verdict_text(const struct gl_verdict *v, const struct gl_groups *ledger, struct gl_stacks *s, char *buf,
+                     size_t sz);
+
+/* summary: "gpuledger: DB: N events, peak ..." on f (path as named). */
+void gl_render_summary(FILE *f, const char *path, const struct gl_summary_view *v);
+
+#endif
