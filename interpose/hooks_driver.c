@@ -67,7 +67,8 @@ DRV_POOL_ALLOC(cuMemAllocFromPoolAsync_ptsz, 1)
 
 GL_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
-    GL_AROUND(cuMemFree_v2, CUresult, DRV_FAIL, -1, dptr != 0, real(dptr), (c.addr = dptr));
+    GL_AROUND_FAILDEV(cuMemFree_v2, CUresult, DRV_FAIL, -1, gl_driver_device(), dptr != 0, real(dptr),
+                      (c.addr = dptr));
 }
 
 GL_EXPORT CUresult cuMemFreeHost(void *p)
@@ -78,7 +79,7 @@ GL_EXPORT CUresult cuMemFreeHost(void *p)
 #define DRV_ASYNC_FREE(sym, per_thread)                                                            \
     GL_EXPORT CUresult sym(CUdeviceptr dptr, CUstream hStream)                                     \
     {                                                                                              \
-        GL_AROUND(sym, CUresult, DRV_FAIL, -1, dptr != 0, real(dptr, hStream),                     \
+        GL_AROUND_FAILDEV(sym, CUresult, DRV_FAIL, -1, gl_driver_device(), dptr != 0, real(dptr, hStream), \
                   (c.addr = dptr, c.stream = GL_PTR(hStream),                                      \
                    gl_capture_mark(&c, per_thread, GL_OP_GRAPH_FREE)));                            \
     }

@@ -63,11 +63,12 @@ RT_POOL_ALLOC(cudaMallocFromPoolAsync, 0)
 RT_POOL_ALLOC(cudaMallocFromPoolAsync_ptsz, 1)
 
 /* Frees take no device query: the writer gives a free the device of the
- * allocation it ends. cudaFree(NULL) only initialises the context: not an
+ * allocation it ends (a failed one, which ends none, the current device). cudaFree(NULL) only initialises the context: not an
  * event. */
 GL_EXPORT cudaError_t cudaFree(void *devPtr)
 {
-    GL_AROUND(cudaFree, cudaError_t, RT_FAIL, -1, devPtr != NULL, real(devPtr), (c.addr = GL_PTR(devPtr)));
+    GL_AROUND_FAILDEV(cudaFree, cudaError_t, RT_FAIL, -1, RT_DEV, devPtr != NULL, real(devPtr),
+                      (c.addr = GL_PTR(devPtr)));
 }
 
 GL_EXPORT cudaError_t cudaFreeHost(void *ptr)
@@ -78,7 +79,7 @@ GL_EXPORT cudaError_t cudaFreeHost(void *ptr)
 #define RT_ASYNC_FREE(sym, per_thread)                                                             \
     GL_EXPORT cudaError_t sym(void *devPtr, cudaStream_t stream)                                   \
     {                                                                                              \
-        GL_AROUND(sym, cudaError_t, RT_FAIL, -1, devPtr != NULL, real(devPtr, stream),             \
+        GL_AROUND_FAILDEV(sym, cudaError_t, RT_FAIL, -1, RT_DEV, devPtr != NULL, real(devPtr, stream), \
                   (c.addr = GL_PTR(devPtr), c.stream = GL_PTR(stream),                             \
                    gl_capture_mark(&c, per_thread, GL_OP_GRAPH_FREE)));                            \
     }

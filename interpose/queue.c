@@ -227,6 +227,11 @@ void gl_queue_release(struct gl_queue *q)
     atomic_store_explicit(&q->tail, tail + 1, memory_order_release);
 }
 
+uint64_t gl_queue_consumed(const struct gl_queue *q)
+{
+    return atomic_load_explicit(&q->tail, memory_order_relaxed);
+}
+
 uint64_t gl_queue_backlog(struct gl_queue *q)
 {
     return atomic_load_explicit(&q->head, memory_order_relaxed) -

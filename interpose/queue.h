@@ -82,6 +82,8 @@ uint64_t gl_queue_held_at(struct gl_queue *q);
  * 0 if its producer took it back or published it first. */
 int gl_queue_steal(struct gl_queue *q);
 void gl_queue_release(struct gl_queue *q);
+/* Slots consumed so far (the tail): grows while the consumer works. */
+uint64_t gl_queue_consumed(const struct gl_queue *q);
 /* Claimed-but-not-consumed slots (approximate, for stats). */
 uint64_t gl_queue_backlog(struct gl_queue *q);
 /* meta queue_slots: the ring's size. */

@@ -103,15 +103,30 @@ static struct gl_event *claim_slot(uint64_t *pos)
             sched_yield();
         return ev;
     }
-    /* Full. Wait (bounded) for the writer, unless it was already found stuck
-     * or is gone; then give up and count the event as dropped. */
-    if (!atomic_load_explicit(&gl_st.congested, memory_order_relaxed) &&
+    /* Full. Wait (bounded) for the writer, unless it was found stuck at
+     * this very point (no slot consumed since a wait timed out) or is gone;
+     * then give up and count the event as dropped. The bound is on the
+     * writer's progress, not on this thread's luck: while slots are being
+     * consumed the wait goes on, however many threads take them first (4
+     * spinning threads on 2 cores timed out one unlucky waiter, and every
+     * full claim after it then dropped at once: a million drops). */
+    uint64_t stuck_at = atomic_load_explicit(&gl_st.congested, memory_order_relaxed);
+    if ((!stuck_at || stuck_at != gl_queue_consumed(q) + 1) &&
         atomic_load_explicit(&gl_st.writer_state, memory_order_acquire) == GL_WRITER_RUNNING) {
-        uint64_t deadline = gl_now_ns() + (uint64_t)gl_st.cfg.full_wait_ms * 1000000ULL;
+        const uint64_t wait_ns = (uint64_t)gl_st.cfg.full_wait_ms * 1000000ULL;
+        uint64_t consumed = gl_queue_consumed(q), deadline = gl_now_ns() + wait_ns;
         /* back off from 20 us to 1 ms: many waiting threads must not take
          * the CPU the writer needs to make room */
         struct timespec nap = {0, 20000};
-        while (gl_now_ns() < deadline) {
+        for (;;) {
+            uint64_t now = gl_now_ns();
+            uint64_t c = gl_queue_consumed(q);
+            if (c != consumed) { /* the writer moves: wait on */
+                consumed = c;
+                deadline = now + wait_ns;
+            }
+            if (now >= deadline)
+                break;
             nanosleep(&nap, NULL);
             ev = gl_queue_try_claim(q, pos);
             if (ev)
@@ -119,7 +134,7 @@ static struct gl_event *claim_slot(uint64_t *pos)
             if (nap.tv_nsec < 1000000)
                 nap.tv_nsec *= 2;
         }
-        atomic_store_explicit(&gl_st.congested, 1, memory_order_relaxed);
+        atomic_store_explicit(&gl_st.congested, consumed + 1, memory_order_relaxed);
     }
     atomic_fetch_add_explicit(&q->dropped, 1, memory_order_relaxed);
     return NULL;

@@ -46,7 +46,7 @@ struct gl_state {
     struct gl_question *question; /* while asked or taken */
     _Atomic uint64_t truncated; /* events whose stack was cut at the depth limit */
     _Atomic uint64_t late;      /* events after shutdown, not recorded */
-    _Atomic int congested;      /* the last full-queue wait timed out */
+    _Atomic uint64_t congested; /* a full-queue wait timed out: 1 + the slots consumed then (0: none) */
     _Atomic int paused;         /* gpuledger_set_recording(0): calls pass through unrecorded */
     _Atomic int exit_code;      /* -1 unknown */
     _Atomic int exit_signal;    /* 0 none */

@@ -42,6 +42,13 @@
 /* Claim before the real call (free-like), publish after. WHEN is a
  * condition for recording at all (e.g. the pointer is not NULL). */
 #define GL_AROUND(sym, rtype, failval, device_expr, WHEN, CALL, FILL)                              \
+    GL_AROUND_FAILDEV(sym, rtype, failval, device_expr, -1, WHEN, CALL, FILL)
+
+/* The same; when the call fails, the event takes the device fail_device
+ * gives (>= 0): a free that failed frees nothing, so the writer cannot
+ * take its device from the allocation it would have ended. Evaluated only
+ * on failure. */
+#define GL_AROUND_FAILDEV(sym, rtype, failval, device_expr, fail_device, WHEN, CALL, FILL)        \
     GL_REAL(sym);                                                                                  \
     if (!real)                                                                                     \
         return failval;                                                                            \
@@ -56,6 +63,11 @@
         errno = saved_errno_;                                                                      \
         r = CALL;                                                                                  \
         saved_errno_ = errno;                                                                      \
+        if (r != 0 && cl.ev) {                                                                     \
+            int fail_dev_ = (fail_device);                                                         \
+            if (fail_dev_ >= 0)                                                                    \
+                cl.ev->device = fail_dev_;                                                         \
+        }                                                                                          \
         gl_publish(&cl, (int)r);                                                                   \
         errno = saved_errno_;                                                                      \
     } else {                                                                                       \

@@ -191,8 +191,18 @@ int gl_store_add(struct gl_store *s, const struct gl_event *ev)
     struct gl_graph_out go = {&s->ledger, &s->rows, &s->ann};
     if (gl_graphmem_owns(ev))
         return gl_graphmem_add(&s->graph, &go, ev, sid);
-    if (ev->result != 0)
-        return row(s, ev, op, ev->kind, ev->size, sid, 0, NULL);
+    if (ev->result != 0) {
+        if (!gl_op_is_free(op))
+            return row(s, ev, op, ev->kind, ev->size, sid, 0, NULL);
+        /* a failed free ends nothing: counted as unmatched, on the device
+         * of what it named if that is live (else the caller's) */
+        struct gl_event e2 = *ev;
+        struct gl_live l;
+        if (gl_ledger_peek(&s->ledger, gl_event_space(op, ev->kind), ev->addr, &l))
+            e2.device = l.device;
+        s->unmatched_frees++;
+        return row(s, &e2, op, ev->kind, ev->size, sid, 0, NULL);
+    }
     if (gl_op_is_alloc(op)) {
         uint64_t seq;
         int rc = row(s, ev, op, ev->kind, ev->size, sid, 0, &seq);

@@ -257,6 +257,20 @@ static void test_every_exec_keeps_the_first_image(void **state)
     }
 }
 
+/* Failed frees: recorded on the device they were made on (not -1) and
+ * counted as unmatched frees. */
+static void test_failed_frees(void **state)
+{
+    (void)state;
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "b.db", PROG("misc"), "badfree"));
+    assert_int_equal(r.status, 0);
+    sqlite3 *db = h_open("b.db");
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events WHERE op = 'free' AND result != 0"), 2);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM events WHERE device != 1"), 0);
+    assert_int_equal(h_int(db, "SELECT unmatched_frees FROM run"), 2);
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -269,6 +283,7 @@ int main(void)
         cmocka_unit_test_teardown(test_no_line_into_a_reused_fd2, h_teardown),
         cmocka_unit_test_teardown(test_exit_line, h_teardown),
         cmocka_unit_test_teardown(test_every_exec_keeps_the_first_image, h_teardown),
+        cmocka_unit_test_teardown(test_failed_frees, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

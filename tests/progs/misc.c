@@ -24,6 +24,9 @@
  *   deep        two leaks whose stacks share their five innermost frames
  *               (layer5 <- ... <- layer1) and differ only in the caller:
  *               from_loader 3 MiB, from_trainer 2 MiB
+ *   badfree     on device 1: 1 MiB allocated and freed twice (the second
+ *               fails), and a cudaFree of an address never allocated
+ *               (fails); exit 0 if both failures were returned
  *   tagged      two cudaMallocAsync from one line (1 MiB, 2 MiB), tagged
  *               parameters and optimizer_state (gpuledger_tag), both kept
  *   killed      3 MiB and 1 MiB kept, 2 MiB freed, then waits until gpuledger
@@ -309,6 +312,15 @@ int main(int argc, char **argv)
         return from_loader() && from_trainer() ? 0 : 1;
     if (!strcmp(what, "grow"))
         return do_grow(n > 0 ? n : 10);
+    if (!strcmp(what, "badfree")) {
+        void *p = NULL;
+        cudaSetDevice(1);
+        if (cudaMalloc(&p, 1u << 20) != cudaSuccess || cudaFree(p) != cudaSuccess)
+            return 1;
+        int twice = cudaFree(p) != cudaSuccess;
+        int never = cudaFree((void *)(uintptr_t)0x7e57000) != cudaSuccess;
+        return twice && never ? 0 : 1;
+    }
     if (!strcmp(what, "tagged"))
         return do_tagged();
     if (!strcmp(what, "frag"))
