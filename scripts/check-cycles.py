@@ -5,7 +5,7 @@ an undefined symbol of A defined by B is an edge A -> B) must have no cycle
 once the edges listed with their reason in interpose/cycles.h
 ("edge: A.c -> B.c: reason") are left out. Prints each cycle with the
 symbols its edges use, exit 1 if there is one. --graph prints every edge.
-Also: no verb of the gpuledger command (report/cmd_*.c) uses a symbol
+Also: no verb of the gpuledger command (report/cmd/cmd_*.c) uses a symbol
 another verb defines (what verbs share lives outside cmd_*.c)."""
 import os
 import re
@@ -25,14 +25,15 @@ def objects(build):
 
 def verbs_independent(build):
     d = os.path.join(build, "report", "gpuledger.p")
-    objs = {f[:-2]: os.path.join(d, f) for f in os.listdir(d) if f.startswith("cmd_") and f.endswith(".o")}
+    # report/cmd/cmd_x.c is stored as cmd_cmd_x.c.o
+    objs = {f[len("cmd_"):-2]: os.path.join(d, f) for f in os.listdir(d) if f.startswith("cmd_cmd_") and f.endswith(".o")}
     syms = {src: symbols(obj) for src, obj in objs.items()}
     bad = 0
     for a, (_, undef) in sorted(syms.items()):
         for b, (defined, _) in sorted(syms.items()):
             used = sorted(undef & defined) if a != b else []
             if used:
-                print(f"check-cycles: report/{a} uses {', '.join(used)} of report/{b}: verbs must not call each other")
+                print(f"check-cycles: report/cmd/{a} uses {', '.join(used)} of report/cmd/{b}: verbs must not call each other")
                 bad = 1
     return bad
 

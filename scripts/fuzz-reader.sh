@@ -19,16 +19,16 @@ mkdir -p "$B/obj" "$B/corpus"
 
 san="-fsanitize=address,undefined -fno-sanitize-recover=all"
 cflags="-g -O1 -fno-omit-frame-pointer $san -fsanitize=fuzzer-no-link -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
- -Wno-unused-command-line-argument -DGL_VERSION=\"fuzz\" -DGL_LIBDIR=\"/nonexistent\" -Ireport -Istore -Iinterpose"
+ -Wno-unused-command-line-argument -DGL_VERSION=\"fuzz\" -DGL_LIBDIR=\"/nonexistent\" -Ireport/model -Ireport/analysis -Ireport/render -Ireport/cmd -Ireport/run -Istore -Iinterpose"
 # every source of the gpuledger command but the build-time generators (asset
 # embedder, man page/completion generator), main() renamed; the store; the
 # library's configuration table (the launcher reads the command's settings
 # with it); the generated assets; the target
-srcs=$(ls report/*.c store/*.c | grep -v -e '^report/embed_assets\.c$' -e '^report/docgen')
+srcs=$(ls report/*/*.c store/*.c | grep -v -e '^report/render/embed_assets\.c$' -e '^report/docgen/')
 srcs="$srcs interpose/config.c build/report/html_assets.c tests/fuzz/fuzz_reader.c"
 compile() { # SRC: compile when the object is older than it or the flags changed
   local src=$1 obj="$B/obj/$(echo "$1" | tr / _).o" extra=""
-  [ "$src" = report/main.c ] && extra="-Dmain=gpuledger_main"
+  [ "$src" = report/cmd/main.c ] && extra="-Dmain=gpuledger_main"
   [ "$src" = tests/fuzz/fuzz_reader.c ] && extra="-fsanitize=fuzzer"
   if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ "$B/flags" -nt "$obj" ]; then
     $CC $cflags $extra -c "$src" -o "$obj"
