@@ -1,4 +1,4 @@
-/* test_frameclass.c — frames as a person reads them (report/frameclass.c),
+/* test_frameclass.c — frames as a person reads them (report/analysis/frameclass.c),
  * on stacks written down from real recordings: the frame names of the
  * H200 runs in docs/h200/ (a LoRA fine-tune's cross-entropy and cuBLAS
  * workspace blocks, an autograd-thread backward, the allocator shim's
