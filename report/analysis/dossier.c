@@ -101,7 +101,7 @@ int gl_dossier_build(struct gl_dossier *d, struct gl_run *run, const struct gl_d
         return -1;
     }
     python_share(d, run);
-    return 0;
+    return gl_diagnose(&d->diag, d);
 }
 
 void gl_dossier_free(struct gl_dossier *d)
@@ -116,6 +116,7 @@ void gl_dossier_free(struct gl_dossier *d)
             gl_groups_free(&v->ooms[k].ledger);
         free(v->ooms);
     }
+    gl_diagnosis_free(&d->diag);
     gl_holes_free(d->holes, d->nholes);
     gl_heaps_view_free(&d->heaps);
     gl_stacks_free(&d->stacks);

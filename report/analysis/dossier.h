@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "analysis.h"
+#include "diagnosis.h"
 #include "model_usage.h"
 #include "moment.h"
 #include "heaps.h"
@@ -68,6 +69,7 @@ struct gl_dossier {
     struct gl_heaps_view heaps; /* the program's own pools (NVTX memory API, gpuledger.Pool) */
     char python_version[16];    /* "" when the run had no Python frames */
     size_t python_allocs;       /* allocations whose stack has Python frames */
+    struct gl_diagnosis diag;   /* what the report says first (diagnosis.h) */
 };
 
 struct gl_dossier_opts {

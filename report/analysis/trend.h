@@ -25,7 +25,7 @@ struct gl_trend {
     int nchains;            /* growing chains */
     int64_t stack_id;       /* the one growing most */
     uint64_t top_per_step;  /* its rise per step */
-    char where[512];        /* its user frame in a few words ("train_step (train.py:19)") */
+    char where[300];        /* its user frame in a few words ("train_step (train.py:19)") */
 };
 
 /* The trend of `device` (known = 0 without two or more steps, or when

@@ -520,8 +520,8 @@ static int write_ooms(struct gl_json *j, struct ctx *c, const struct gl_device *
     gl_jw_arr(j, "ooms");
     for (size_t i = 0; i < r->nfails; i++) {
         const struct gl_fail *fl = &r->fails[i];
-        if (fl->device != dev->device || fl->op != GL_OP_OOM)
-            continue;
+        if (fl->device != dev->device || fl->op != GL_OP_OOM || gl_fail_absorbed(r, i))
+            continue; /* one OOM is one failure: its segment retries are its detail */
         struct gl_groups g;
         gl_ledger_at(r, dev->device, fl->seq, &g);
         gl_groups_merge_chains(&g, &c->stacks);

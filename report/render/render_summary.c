@@ -30,8 +30,8 @@ int gl_print_db_summary(FILE *f, const char *path)
             unfreed++;
             unfreed_bytes += r->allocs[i].size;
         }
-    for (size_t i = 0; i < r->nfails; i++)
-        ooms += r->fails[i].op == GL_OP_OOM;
+    for (size_t i = 0; i < r->nfails; i++) /* one OOM is one failure: its segment retries are its detail */
+        ooms += r->fails[i].op == GL_OP_OOM && !gl_fail_absorbed(r, i);
     char pb[32], ub[32];
     fputs("gpuledger: ", f);
     gl_text_str(f, path);
