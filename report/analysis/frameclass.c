@@ -280,7 +280,7 @@ static int allocator_symbol(const char *full, const char *name)
 
 static int allocator_module(const char *base)
 {
-    static const char *const prefixes[] = {"libgpuledger", "gpuledger_torch_shim", "libcudart", "libcuda.so",
+    static const char *const prefixes[] = {"libgpuledger", "gpuledger_torch_shim", "libc10_cuda.so", "libcudart", "libcuda.so",
                                            "libffi.so",    "_ctypes"};
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
         if (starts(base, prefixes[i]))

@@ -19,6 +19,7 @@
  *   c10::StorageImpl, at::detail::empty_*, at::TensorIteratorBase::…,
  *   at::meta::…, structured kernels' set_output_*, create_out; the trace
  *   tracker's std::function calls; ffi_call) or by module (libgpuledger*,
+ *   libc10_cuda.so: the caching allocator's own library,
  *   gpuledger_torch_shim.so, libcudart*, libcuda.so*, libffi, _ctypes);
  *   otherwise a frame of a shared object (".so" in its module's name), of
  *   the Python interpreter (a module named python*) or of no known module

@@ -1,5 +1,6 @@
 /* out.c — see out.h. */
 #include "out.h"
+#include "stack_text.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -7,10 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void frame_line(FILE *f, const char *indent, int i, const char *name)
+static void frame_line(FILE *f, const char *indent, const struct gl_stack *st, int i, const char *name)
 {
     fprintf(f, "%s%2d  ", indent, i);
     gl_text_str(f, name);
+    if (gl_stack_frame_class(st, i) == GL_FC_USER) /* the user's own code */
+        fputs("  [user]", f);
     fputc('\n', f);
 }
 
@@ -28,59 +31,25 @@ void gl_print_frame_list(FILE *f, const struct gl_stack *st, const char *indent)
         fprintf(f, "%s    [%d allocator frame%s]\n", indent, k, gl_s((uint64_t)k));
     int i = k;
     for (; i < st->n && shown < 8 && (py < 0 || i < py); i++, shown++)
-        frame_line(f, indent, i, gl_frame_name(&st->f[i], buf, sizeof buf));
+        frame_line(f, indent, st, i, gl_frame_name(&st->f[i], buf, sizeof buf));
     if (py > i) {
         fprintf(f, "%s    [%d native frame%s]\n", indent, py - i, gl_s((uint64_t)(py - i)));
         i = py;
     }
     int limit = i + (py >= 0 ? 16 : 0);
     for (; i < st->n && i < limit; i++)
-        frame_line(f, indent, i, gl_frame_name(&st->f[i], buf, sizeof buf));
+        frame_line(f, indent, st, i, gl_frame_name(&st->f[i], buf, sizeof buf));
     if (i < st->n)
         fprintf(f, "%s    [%d more frame%s]\n", indent, st->n - i, gl_s((uint64_t)(st->n - i)));
 }
 
 void gl_print_chain(FILE *f, const struct gl_stack *st, int max, int must)
 {
-    char buf[1024];
-    if (!st->n) {
-        fputs("(no stack recorded)", f);
-        return;
-    }
-    /* the frames shown, in order: the first interesting one; then, when
-     * native frames stand between it and the innermost Python line (Python
-     * frames say the most), from that line on; and `must` */
-    int show[260], n = 0, k = gl_first_interesting(st), py = k;
-    while (py < st->n && !st->f[py].python)
-        py++;
-    if (py < st->n && py > k + 1 && max > 1) {
-        show[n++] = k;
-        k = py;
-        max--;
-    }
-    for (int i = k; i < st->n && i < k + max && n < 256; i++)
-        show[n++] = i;
-    if (!n) /* max < 1: the first interesting frame all the same */
-        show[n++] = k < st->n ? k : 0;
-    if (must >= 0 && must < st->n && must > show[n - 1])
-        show[n++] = must;
-    else if (must >= 0 && must < st->n)
-        for (int i = 0; i + 1 < n; i++)
-            if (show[i] < must && must < show[i + 1]) { /* inside the skipped native frames */
-                memmove(show + i + 2, show + i + 1, (size_t)(n - i - 1) * sizeof show[0]);
-                show[i + 1] = must;
-                n++;
-                break;
-            }
-    if (show[0])
-        fputs("[allocator] <- ", f);
-    for (int i = 0; i < n; i++) {
-        if (i)
-            fputs(show[i] == show[i - 1] + 1 ? " <- " : " <- ... <- ", f);
-        gl_text_str(f, gl_frame_name(&st->f[show[i]], buf, sizeof buf));
-    }
-    if (show[n - 1] < st->n - 1)
-        fputs(" <- ...", f);
+    /* the op, the innermost user frame and the outermost (stack_text.h),
+     * and `must`: the frame that tells this row from the others */
+    (void)max;
+    char buf[4096];
+    gl_text_str(f, gl_stack_chain(st, must, buf, sizeof buf));
 }
 
 const char *gl_s(uint64_t n)
