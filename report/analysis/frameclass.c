@@ -352,9 +352,29 @@ char *gl_fc_frame_text(const struct gl_fc_frame *f, char *out, size_t sz)
     return out;
 }
 
+/* A frame that starts a process or a thread (the C library's and the
+ * program's entry, clone), or an unnamed one: as the outermost frame it
+ * says nothing about the job. */
+static int startup_frame(const struct gl_fc_frame *f)
+{
+    static const char *const names[] = {"_start", "__libc_start_main", "__libc_start_call_main", "start_thread",
+                                        "clone", "__clone", "clone3", "__clone3", "__GI___clone3"};
+    if (f->python)
+        return 0;
+    if (!f->symbol) /* an unnamed frame out there: the C library's, libstdc++'s thread routine */
+        return 1;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(f->symbol, names[i]))
+            return 1;
+    return 0;
+}
+
 void gl_fc_chain(const struct gl_fc_frame *f, int n, struct gl_fc_chain *out)
 {
-    *out = (struct gl_fc_chain){.op = -1, .user = -1, .outer = n > 0 ? n - 1 : -1, .allocator = 0};
+    int outer = n - 1;
+    while (outer > 0 && startup_frame(&f[outer]))
+        outer--;
+    *out = (struct gl_fc_chain){.op = -1, .user = -1, .outer = n > 0 ? outer : -1, .allocator = 0};
     for (int i = 0; i < n; i++) {
         int cls = gl_fc_classify(&f[i]);
         if (out->op < 0 && cls == GL_FC_ALLOCATOR)

@@ -71,7 +71,8 @@ struct gl_fc_chain {
     int op;        /* innermost frame that is not allocator internals, past a library's unnamed frames
                       followed by a named one of the same module (-1: every frame is allocator internals) */
     int user;      /* innermost user frame (at or after op) */
-    int outer;     /* outermost frame (-1: empty stack) */
+    int outer;     /* outermost frame, past the frames that start a process or a thread (_start,
+                      __libc_start_main, start_thread, clone) and unnamed frames; -1: empty stack */
     int allocator; /* frames of allocator internals before op */
 };
 void gl_fc_chain(const struct gl_fc_frame *f, int n, struct gl_fc_chain *out);

@@ -64,10 +64,13 @@ char *gl_stack_chain(const struct gl_stack *st, int must, char *buf, size_t sz)
     }
     struct gl_fc_chain c;
     gl_fc_chain(v, st->n, &c);
-    int show[4] = {c.op >= 0 ? c.op : 0, c.user, must < st->n ? must : -1, c.outer};
+    /* the op's caller too when the op is the user's own frame (a C
+     * program's function says little without who called it) */
+    int caller = c.op >= 0 && c.op == c.user && c.op + 1 < c.outer ? c.op + 1 : -1;
+    int show[5] = {c.op >= 0 ? c.op : 0, c.user, caller, must < st->n ? must : -1, c.outer};
     /* in stack order (innermost first), each once */
-    for (int a = 0; a < 4; a++)
-        for (int b = a + 1; b < 4; b++)
+    for (int a = 0; a < 5; a++)
+        for (int b = a + 1; b < 5; b++)
             if (show[b] >= 0 && (show[a] < 0 || show[b] < show[a])) {
                 int t = show[a];
                 show[a] = show[b];
@@ -76,7 +79,7 @@ char *gl_stack_chain(const struct gl_stack *st, int must, char *buf, size_t sz)
     size_t n = 0;
     buf[0] = 0;
     int last = -1;
-    for (int k = 0; k < 4 && n < sz; k++) {
+    for (int k = 0; k < 5 && n < sz; k++) {
         int i = show[k];
         if (i < 0 || i <= last)
             continue;

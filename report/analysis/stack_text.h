@@ -12,8 +12,10 @@
 
 /* enum gl_fc_class of frame i of st. */
 int gl_stack_frame_class(const struct gl_stack *st, int i);
-/* The chain of gl_fc_chain_text, with frame `must` (a frame that tells this
- * stack from others shown beside it; -1: none) shown too. */
+/* The chain of gl_fc_chain_text (op, innermost user frame, outermost),
+ * with the op's caller when the op is the user's own frame, and frame
+ * `must` (a frame that tells this stack from others shown beside it; -1:
+ * none). */
 char *gl_stack_chain(const struct gl_stack *st, int must, char *buf, size_t sz);
 /* The innermost user frame ("train_step (train.py:19)"), else the op;
  * "(no stack)" for none. */

@@ -8,12 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void frame_line(FILE *f, const char *indent, const struct gl_stack *st, int i, const char *name)
+static void frame_line(FILE *f, const char *indent, int i, const char *name)
 {
     fprintf(f, "%s%2d  ", indent, i);
     gl_text_str(f, name);
-    if (gl_stack_frame_class(st, i) == GL_FC_USER) /* the user's own code */
-        fputs("  [user]", f);
     fputc('\n', f);
 }
 
@@ -31,14 +29,14 @@ void gl_print_frame_list(FILE *f, const struct gl_stack *st, const char *indent)
         fprintf(f, "%s    [%d allocator frame%s]\n", indent, k, gl_s((uint64_t)k));
     int i = k;
     for (; i < st->n && shown < 8 && (py < 0 || i < py); i++, shown++)
-        frame_line(f, indent, st, i, gl_frame_name(&st->f[i], buf, sizeof buf));
+        frame_line(f, indent, i, gl_frame_name(&st->f[i], buf, sizeof buf));
     if (py > i) {
         fprintf(f, "%s    [%d native frame%s]\n", indent, py - i, gl_s((uint64_t)(py - i)));
         i = py;
     }
     int limit = i + (py >= 0 ? 16 : 0);
     for (; i < st->n && i < limit; i++)
-        frame_line(f, indent, st, i, gl_frame_name(&st->f[i], buf, sizeof buf));
+        frame_line(f, indent, i, gl_frame_name(&st->f[i], buf, sizeof buf));
     if (i < st->n)
         fprintf(f, "%s    [%d more frame%s]\n", indent, st->n - i, gl_s((uint64_t)(st->n - i)));
 }

@@ -102,6 +102,14 @@ static void verdict(struct gl_json *j, struct gl_dossier *ds, const struct gl_oo
     gl_verdict_text(v, &o->ledger, &ds->stacks, text, sizeof text);
     gl_jw_obj(j, "verdict");
     gl_jw_str(j, "kind", gl_verdict_name(v));
+    gl_jw_u64(j, "asked", v->asked);
+    gl_jw_u64(j, "cached_free", v->cached_free);
+    gl_jw_u64(j, "holes", v->holes);
+    gl_jw_u64(j, "largest_hole", v->largest_hole);
+    gl_jw_u64(j, "live_tensors", v->tensors);
+    gl_jw_u64(j, "reserved", v->reserved);
+    gl_jw_u64(j, "device_free", v->device_free);
+    gl_jw_bool(j, "expandable_segments", v->expandable);
     gl_jw_str(j, "request", v->fragmentation ? "fragmentation" : "demand");
     if (v->trend && v->trend->known) {
         gl_jw_obj(j, "growth");
@@ -111,14 +119,6 @@ static void verdict(struct gl_json *j, struct gl_dossier *ds, const struct gl_oo
         gl_jw_num(j, "steps_left", "%.2f", v->steps_left);
         gl_jw_end(j);
     }
-    gl_jw_u64(j, "asked", v->asked);
-    gl_jw_u64(j, "cached_free", v->cached_free);
-    gl_jw_u64(j, "holes", v->holes);
-    gl_jw_u64(j, "largest_hole", v->largest_hole);
-    gl_jw_u64(j, "live_tensors", v->tensors);
-    gl_jw_u64(j, "reserved", v->reserved);
-    gl_jw_u64(j, "device_free", v->device_free);
-    gl_jw_bool(j, "expandable_segments", v->expandable);
     gl_jw_str(j, "text", text);
     gl_jw_end(j);
 }
