@@ -129,11 +129,11 @@ static void oom_finding(struct gl_diagnosis *dg, struct gl_dossier *d, struct gl
                  gl_fmt_bytes(vd->cached_free, e, sizeof e));
         snprintf(f->remedy, sizeof f->remedy,
                  "need less at once: a smaller batch or sequence, gradient checkpointing, a smaller or sharded "
-                 "model or optimizer state; the OOM ledger below says what was live");
+                 "model or optimizer state: see the OOM ledger below");
     } else {
         snprintf(f->sentence, sizeof f->sentence, "Out of memory %s: %s of %s failed at %s with %s live on the device.",
                  w, gl_api_name(fl->api), a, where, gl_fmt_bytes(o->live_bytes, b, sizeof b));
-        snprintf(f->remedy, sizeof f->remedy, "need less at once; the OOM ledger below says what was live");
+        snprintf(f->remedy, sizeof f->remedy, "need less at once: see the OOM ledger below");
     }
     gl_stack_chain(st, -1, chain, sizeof chain);
     evidence(f, "%s asked %s at %s (event %lld) with %s live: %s", gl_api_name(fl->api), a,
@@ -198,7 +198,7 @@ static const char *peak_remedy(const char *cat)
     for (size_t i = 0; cat && i < sizeof t / sizeof t[0]; i++)
         if (!strcmp(cat, t[i].cat))
             return t[i].remedy;
-    return "the peak ledger below says which lines made it";
+    return "see the peak ledger below";
 }
 
 static void peak_finding(struct gl_diagnosis *dg, struct gl_dossier *d, struct gl_dev_view *v)
@@ -272,8 +272,7 @@ static void leaks_finding(struct gl_diagnosis *dg, struct gl_dossier *d, struct 
     if (v->held_bytes)
         evidence(f, "not counted: %s of tensors tagged as parameters, gradients, optimizer state, KV cache or buffers",
                  gl_fmt_bytes(v->held_bytes, b, sizeof b));
-    snprintf(f->remedy, sizeof f->remedy, "free them before exit, or ignore the chains that are meant to live "
-                                          "('gpuledger leaks' lists them; 'gpuledger gate' fails CI on them)");
+    snprintf(f->remedy, sizeof f->remedy, "free them before exit ('gpuledger leaks' lists them)");
 }
 
 static void fragmentation_finding(struct gl_diagnosis *dg, struct gl_dossier *d, struct gl_dev_view *v)
@@ -318,13 +317,12 @@ static void outside_finding(struct gl_diagnosis *dg, struct gl_dossier *d, struc
     char a[32], b[32], c[32];
     f->bytes = out;
     snprintf(f->sentence, sizeof f->sentence,
-             "%s of the process's %s at the peak is outside any allocation API (the CUDA context, its kernels' "
-             "modules, libraries' own allocations).",
+             "%s of the process's %s at the peak is outside any allocation API (the CUDA context, modules, "
+             "libraries' own).",
              gl_fmt_bytes(out, a, sizeof a), gl_fmt_bytes(u->peak.process, b, sizeof b));
     evidence(f, "process %s = ledger %s + %s outside (%s)", b, gl_fmt_bytes(u->peak.ledger, c, sizeof c), a,
              gl_usage_source_text(u->source));
-    snprintf(f->remedy, sizeof f->remedy, "CUDA_MODULE_LOADING=LAZY loads only the kernels used; fewer processes "
-                                          "per device share one context's cost");
+    snprintf(f->remedy, sizeof f->remedy, "CUDA_MODULE_LOADING=LAZY loads only the kernels used");
 }
 
 int gl_diagnose(struct gl_diagnosis *dg, struct gl_dossier *d)
