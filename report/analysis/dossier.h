@@ -21,6 +21,8 @@ struct gl_verdict {
     int growth;                 /* underlying: live tensors grow so that the room left (cached free + the
                                    device's free bytes) holds fewer than GL_TREND_FEW_STEPS steps of it */
     double steps_left;          /* steps of growth that room holds (-1: nothing grows) */
+    int limited;                /* the device had the bytes free, the allocator failed anyway: a limit
+                                   (set_per_process_memory_fraction), so they are no room */
     const struct gl_trend *trend; /* the device's (never NULL when known) */
     int expandable;             /* the allocator already used expandable segments */
     uint64_t asked, cached_free, holes, largest_hole, device_free;

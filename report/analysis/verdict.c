@@ -32,7 +32,11 @@ void gl_oom_verdict(struct gl_run *r, const struct gl_fail *f, const struct gl_g
     v->fragmentation = s.cached_free >= f->size && s.largest_hole < f->size;
     v->expandable = gl_run_allocator_expandable(r);
     v->trend = trend;
-    v->steps_left = gl_trend_steps_in(trend, v->cached_free + v->device_free);
+    /* room for growth: the cached free bytes, and the device's free bytes
+     * unless they were there and the allocator failed anyway (a limit such
+     * as set_per_process_memory_fraction stood in the way: not room) */
+    v->limited = v->device_free >= f->size;
+    v->steps_left = gl_trend_steps_in(trend, v->cached_free + (v->limited ? 0 : v->device_free));
     v->growth = v->steps_left >= 0 && v->steps_left < GL_TREND_FEW_STEPS;
 }
 
@@ -48,11 +52,12 @@ static size_t growth_text(const struct gl_verdict *v, char *buf, size_t sz)
 {
     char a[32], b[32], c[32];
     const struct gl_trend *t = v->trend;
-    size_t n = (size_t)snprintf(buf, sz, "; underlying: +%s/step at %s since step %ld — the %s cached free and %s free on "
-                                "the device hold %.1f step%s of it",
+    size_t n = (size_t)snprintf(buf, sz, "; underlying: +%s/step at %s since step %ld — the %s cached free and %s%s hold "
+                                "%.1f step%s of it",
                                 gl_fmt_bytes(t->per_step, a, sizeof a), t->where, t->since_step,
-                                gl_fmt_bytes(v->cached_free, b, sizeof b), gl_fmt_bytes(v->device_free, c, sizeof c),
-                                v->steps_left, v->steps_left == 1.0 ? "" : "s");
+                                gl_fmt_bytes(v->cached_free, b, sizeof b),
+                                v->limited ? "nothing under the process's memory limit" : gl_fmt_bytes(v->device_free, c, sizeof c),
+                                v->limited ? "" : " free on the device", v->steps_left, v->steps_left == 1.0 ? "" : "s");
     if (n < sz && v->cached_free < t->per_step)
         n += (size_t)snprintf(buf + n, sz - n, ": expandable segments would buy less than one step");
     else if (n < sz)

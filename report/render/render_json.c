@@ -117,6 +117,7 @@ static void verdict(struct gl_json *j, struct gl_dossier *ds, const struct gl_oo
         gl_jw_i64(j, "since_step", v->trend->since_step);
         gl_jw_str(j, "where", v->trend->where);
         gl_jw_num(j, "steps_left", "%.2f", v->steps_left);
+        gl_jw_bool(j, "memory_limit", v->limited); /* the device's free bytes were no room */
         gl_jw_end(j);
     }
     gl_jw_str(j, "text", text);
