@@ -37,6 +37,15 @@
         onclick: () => onPick(k)}, label)));
   }
 
+  /* the report's findings, most important first: sentence, evidence, remedy */
+  function diagnosisBox(findings) {
+    return el('section', {class: 'diagnosis', id: 'diagnosis'}, el('h3', null, 'diagnosis'),
+      el('ol', null, ...findings.map((f) => el('li', {class: 'finding ' + f.kind},
+        el('p', {class: 'sentence'}, f.sentence),
+        ...f.evidence.map((e) => el('p', {class: 'evidence'}, e)),
+        el('p', {class: 'remedy'}, 'remedy: ' + f.remedy)))));
+  }
+
   function header() {
     const proc = procOf();
     const p = proc.p;
@@ -52,6 +61,7 @@
     parts.push(el('p', {class: 'run'}, el('code', null, p.cmdline), el('br'),
       proc.label() + ' — ' + GL.fmt.count(p.events, 'event') + ' over ' + (span / 1e9).toFixed(span < 1e9 ? 6 : 3) +
         ' s — ' + p.path));
+    if (p.diagnosis && p.diagnosis.length) parts.push(diagnosisBox(p.diagnosis));
     if (p.dropped) {
       parts.push(el('p', {class: 'warn'}, GL.fmt.count(p.dropped, 'event') + (p.dropped === 1 ? ' was' : ' were') +
         ' dropped (queue full): figures are lower bounds.'));
@@ -75,7 +85,8 @@
     const d = dev.d;
     const span = dev.proc.p.span_ns;
     const bits = ['device ' + d.device + ': peak ' + GL.fmt.bytes(d.peak[2]) + ' at ' + GL.fmt.time(d.peak[1], span) +
-      ' (event #' + d.peak[0] + '), ' + GL.fmt.bytes(d.end_bytes) + ' live at the end'];
+      ' (event #' + d.peak[0] + (d.peak_step === null || d.peak_step === undefined ? '' : ', step ' + d.peak_step) +
+      '), ' + GL.fmt.bytes(d.end_bytes) + ' live at the end'];
     if (d.leak_bytes) bits.push(GL.fmt.bytes(d.leak_bytes) + ' never freed');
     if (d.outside_api) {
       bits.push(GL.fmt.bytes(d.outside_api.peak) + ' at the peak and ' + GL.fmt.bytes(d.outside_api.end) +
