@@ -13,11 +13,16 @@
 
 static const char *what; /* NULL: not given (folded: peak; csv: allocs) */
 static unsigned long long max_entries;
+static int fold; /* --fold-allocator */
 
 static int opt(struct gl_cli *cli, int key, const char *arg)
 {
     if (key == 'w') {
         what = arg;
+        return 0;
+    }
+    if (key == 'f') {
+        fold = 1;
         return 0;
     }
     if (gl_parse_size(arg, &max_entries) || !max_entries)
@@ -29,6 +34,7 @@ static void reset(void)
 {
     what = NULL;
     max_entries = 0;
+    fold = 0;
 }
 
 static int check(struct gl_cli *cli)
@@ -38,6 +44,8 @@ static int check(struct gl_cli *cli)
     if (what && !gl_cli_format(cli, "folded") && !gl_cli_format(cli, "csv"))
         return gl_cli_fail(cli, "--what chooses the allocations of folded and csv; %s shows the whole run",
                            cli->format);
+    if (fold && !gl_cli_format(cli, "folded") && !gl_cli_format(cli, "speedscope"))
+        return gl_cli_fail(cli, "--fold-allocator applies to folded and speedscope, not %s", cli->format);
     if (gl_cli_format(cli, "memory_viz") && (!cli->output || !strcmp(cli->output, "-")) && isatty(STDOUT_FILENO))
         return gl_cli_fail(cli, "memory_viz is a binary pickle: write it to a file with -o FILE");
     return 0;
@@ -45,6 +53,7 @@ static int check(struct gl_cli *cli)
 
 static const struct option opts[] = {{"what", required_argument, NULL, 'w'},
                                       {"max-entries", required_argument, NULL, 'm'},
+                                      {"fold-allocator", no_argument, NULL, 'f'},
                                       {NULL, 0, NULL, 0}};
 
 const struct gl_cmd_spec gl_export_spec = {
@@ -62,13 +71,13 @@ int cmd_export(struct gl_cli *cli)
     struct gl_run *r = cli->runs[0];
     int rc = 0;
     if (gl_cli_format(cli, "folded"))
-        gl_export_folded(cli->out, r, what ? what : "peak");
+        gl_export_folded(cli->out, r, what ? what : "peak", fold);
     else if (gl_cli_format(cli, "perfetto"))
         rc = gl_export_perfetto(cli->out, r, &cli->rules);
     else if (gl_cli_format(cli, "memory_viz"))
         rc = gl_export_memviz(cli->out, r, (size_t)max_entries);
     else if (gl_cli_format(cli, "speedscope"))
-        rc = gl_export_speedscope(cli->out, r);
+        rc = gl_export_speedscope(cli->out, r, fold);
     else
         gl_export_csv(cli->out, r, what ? what : "allocs");
     return rc ? gl_cli_fail(cli, "%s: out of memory", r->path) : 0;

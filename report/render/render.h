@@ -40,11 +40,12 @@ int gl_render_gate_junit(FILE *f, const char *path, struct gl_gate_view *v);
  * snapshot pickle, keeping each device's last max_entries trace entries
  * when not 0 (export_memviz.c); speedscope's profiles (export_speedscope.c).
  * The last three: 0, or -1 out of memory. */
-void gl_export_folded(FILE *f, struct gl_run *r, const char *what);
+/* fold: allocator internals as one "[allocator]" frame (--fold-allocator) */
+void gl_export_folded(FILE *f, struct gl_run *r, const char *what, int fold);
 void gl_export_csv(FILE *f, struct gl_run *r, const char *what);
 int gl_export_perfetto(FILE *f, struct gl_run *r, const struct gl_rules *rules);
 int gl_export_memviz(FILE *f, struct gl_run *r, size_t max_entries);
-int gl_export_speedscope(FILE *f, struct gl_run *r);
+int gl_export_speedscope(FILE *f, struct gl_run *r, int fold);
 
 /* summary: "gpuledger: DB: N events, peak ..." on f; 0, or 2 after saying
  * why on stderr */
