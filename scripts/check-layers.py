@@ -19,7 +19,7 @@ import re
 import sys
 
 LAYERS = {"model": 0, "analysis": 1, "render": 2, "cmd": 3, "run": 3, "docgen": 4}
-VIEW_HEADERS = {"views.h", "dossier.h", "heaps.h", "moment.h", "analysis.h"}
+VIEW_HEADERS = {"views.h", "dossier.h", "heaps.h", "moment.h", "analysis.h", "diagnosis.h"}
 # render/ files that still compute while they write (issue 24, item 3: export,
 # html_data and holes to become view + renderer); the check holds every other
 # render/ file, and these to the headers listed.

@@ -36,6 +36,27 @@ if [ "${1:-}" = --record ]; then
     python3 "$SRC/tests/golden/normalise.py" "$DB/$name.db" "$BUILD" "$SRC"
     echo "recorded $name.db"
   }
+  # a Python job on the stand-in torch (tests/pystub), installed as a
+  # library is (under site-packages/, so its frames are a library's), with
+  # the fake CUDA runtime
+  record_py() { # NAME [ENV=value...] SCRIPT
+    local name=$1; shift
+    local envs=()
+    while [[ $1 == *=* ]]; do envs+=("$1"); shift; done
+    local sp="$BUILD/golden-py/site-packages"
+    rm -rf "$BUILD/golden-py"
+    mkdir -p "$sp"
+    cp -r "$SRC/tests/pystub/torch" "$sp/torch"
+    ln -s "$SRC/tests/torchstub/include" "$sp/torch/include"
+    mkdir "$sp/torch/lib"
+    ln -s "$BUILD/tests/libc10_cuda.so" "$BUILD/tests/libc10.so" "$sp/torch/lib/"
+    rm -f "$DB/$name.db"
+    (cd "$DB" && env PYTHONPATH="$sp" LD_LIBRARY_PATH="$BUILD/tests/fakecuda" GPULEDGER_CACHE_DIR="$BUILD/golden-py/cache" \
+        "${envs[@]}" "${norand[@]}" "$G" run -q -o "$name.db" -- python3 "$SRC/tests/progs/$1" >/dev/null 2>&1) || true
+    [ -s "$DB/$name.db" ] || { echo "update-goldens: recording $name wrote no database" >&2; exit 1; }
+    python3 "$SRC/tests/golden/normalise.py" "$DB/$name.db" "$BUILD" "$SRC"
+    echo "recorded $name.db"
+  }
   record demo demo
   record alloc1000 alloc1000
   record oom FAKECUDA_FAIL_ALLOC=3 oom
@@ -56,6 +77,7 @@ if [ "${1:-}" = --record ]; then
   record torch-frag FAKECUDA_MEM_BYTES=67108864 torchalloc frag
   record torch-demand FAKECUDA_MEM_BYTES=67108864 torchalloc demand
   record torch-expandable torchalloc expandable
+  record_py torch-grow-oom FAKECUDA_MEM_BYTES=67108864 py_grow_oom.py
   if [ -x "$BUILD/tests/pyembed" ]; then
     record python pyembed "$SRC/tests/golden/py_golden.py"
   else

@@ -47,6 +47,8 @@ int gl_dossier_build(struct gl_dossier *d, struct gl_run *run, const struct gl_d
             v->ntensor_cats = gl_category_totals(&v->tensor_peak, v->tensor_cats, GL_MAX_CATS);
         }
         gl_usage_load(run, dev, &v->usage);
+        if (gl_trend_build(run, dev->device, &d->stacks, &v->trend))
+            return -1;
         if (o->at) {
             gl_ledger_at(run, dev->device, o->at->seq, &v->at);
             gl_groups_merge_chains(&v->at, &d->stacks);
@@ -90,14 +92,14 @@ int gl_dossier_build(struct gl_dossier *d, struct gl_run *run, const struct gl_d
             gl_groups_merge_chains(&ov->ledger, &d->stacks);
             gl_groups_categorize(&ov->ledger, o->rules, &d->stacks);
             ov->live_bytes = ov->ledger.total_bytes;
-            gl_oom_verdict(run, fl, &ov->ledger, &ov->verdict);
+            gl_oom_verdict(run, fl, &ov->ledger, &v->trend, &ov->verdict);
         }
     }
     gl_holes(run, NULL, &d->holes, &d->nholes);
     if (gl_heaps_view(&d->heaps, run))
         return -1; /* why: d->heaps.err */
     python_share(d, run);
-    return 0;
+    return gl_diagnose(&d->diag, d);
 }
 
 void gl_dossier_free(struct gl_dossier *d)
@@ -112,6 +114,7 @@ void gl_dossier_free(struct gl_dossier *d)
             gl_groups_free(&v->ooms[k].ledger);
         free(v->ooms);
     }
+    gl_diagnosis_free(&d->diag);
     gl_holes_free(d->holes, d->nholes);
     gl_heaps_view_free(&d->heaps);
     gl_stacks_free(&d->stacks);

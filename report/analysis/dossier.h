@@ -6,16 +6,24 @@
 #include <stdio.h>
 
 #include "analysis.h"
+#include "diagnosis.h"
 #include "model_usage.h"
 #include "moment.h"
 #include "heaps.h"
+#include "trend.h"
 
 #define GL_MAX_CATS 32
 
 /* Why PyTorch's caching allocator ran out of memory (gl_oom_verdict). */
 struct gl_verdict {
     int known;                  /* 0: not an allocator OOM, or no holes sampled then */
-    int fragmentation;          /* 1: enough cached free bytes, no hole big enough; 0: demand */
+    int fragmentation;          /* this request: 1: enough cached free bytes, no hole big enough; 0: demand */
+    int growth;                 /* underlying: live tensors grow so that the room left (cached free + the
+                                   device's free bytes) holds fewer than GL_TREND_FEW_STEPS steps of it */
+    double steps_left;          /* steps of growth that room holds (-1: nothing grows) */
+    int limited;                /* the device had the bytes free, the allocator failed anyway: a limit
+                                   (set_per_process_memory_fraction), so they are no room */
+    const struct gl_trend *trend; /* the device's (never NULL when known) */
     int expandable;             /* the allocator already used expandable segments */
     uint64_t asked, cached_free, holes, largest_hole, device_free;
     uint64_t tensors, reserved; /* live tensors (block bytes), the allocator's segments */
@@ -49,6 +57,7 @@ struct gl_dev_view {
     struct gl_oom_view *ooms;
     size_t nooms;
     struct gl_usage usage;      /* the process's own figure: what is outside any allocation API */
+    struct gl_trend trend;      /* live tensors step over step */
 };
 
 struct gl_dossier {
@@ -62,6 +71,7 @@ struct gl_dossier {
     struct gl_heaps_view heaps; /* the program's own pools (NVTX memory API, gpuledger.Pool) */
     char python_version[16];    /* "" when the run had no Python frames */
     size_t python_allocs;       /* allocations whose stack has Python frames */
+    struct gl_diagnosis diag;   /* what the report says first (diagnosis.h) */
 };
 
 struct gl_dossier_opts {
@@ -77,7 +87,15 @@ void gl_dossier_free(struct gl_dossier *d);
 
 /* The verdict at an out-of-memory of PyTorch's caching allocator (known
  * = 0 for any other failure), with the ledger live then (verdict.c). */
-void gl_oom_verdict(struct gl_run *r, const struct gl_fail *f, const struct gl_groups *ledger, struct gl_verdict *v);
+void gl_oom_verdict(struct gl_run *r, const struct gl_fail *f, const struct gl_groups *ledger,
+                    const struct gl_trend *trend, struct gl_verdict *v);
+/* It in one sentence ("fragmentation: ..." / "demand: ... the biggest are
+ * ..." / "growth: this request: ...; underlying: ..."); "" when not known. */
+void gl_verdict_text(const struct gl_verdict *v, const struct gl_groups *ledger, struct gl_stacks *s, char *buf,
+                     size_t sz);
+
+/* The verdict's name: "growth", "fragmentation", "demand" (NULL: not known). */
+const char *gl_verdict_name(const struct gl_verdict *v);
 
 /* Renderers. `top` = ledger rows shown per device. (HTML: html_app.h.) */
 void gl_render_text(FILE *f, struct gl_dossier *ds, size_t n, int top);

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
+#include "units.h"
 #include "sweep.h"
 
 int gl_parse_duration(const char *s, int64_t *ns)
@@ -75,7 +77,7 @@ static int at_oom(struct gl_run *r, long nth, struct gl_moment *m, char *err, si
 {
     long k = 0;
     for (size_t i = 0; i < r->nfails; i++) {
-        if (r->fails[i].op != GL_OP_OOM || ++k != nth)
+        if (r->fails[i].op != GL_OP_OOM || gl_fail_absorbed(r, i) || ++k != nth)
             continue;
         m->seq = r->fails[i].seq;
         m->ts_ns = r->fails[i].ts_ns;

@@ -22,7 +22,7 @@ void gl_summary_view(struct gl_summary_view *v, const struct gl_run *r)
             v->unfreed_bytes += r->allocs[i].size;
         }
     for (size_t i = 0; i < r->nfails; i++) {
-        v->ooms += r->fails[i].op == GL_OP_OOM;
+        v->ooms += r->fails[i].op == GL_OP_OOM && !gl_fail_absorbed(r, i); /* one OOM is one failure: its segment retries are its detail */
         v->bad_frees += gl_op_is_free(r->fails[i].op);
     }
 }

@@ -15,11 +15,16 @@ static const char *what; /* NULL: not given (folded: peak; csv: allocs) */
 /* PyTorch's snapshot examples record _record_memory_history(max_entries=100000) */
 #define DEFAULT_MAX_ENTRIES 100000ULL
 static unsigned long long max_entries = DEFAULT_MAX_ENTRIES; /* 0: all */
+static int fold; /* --fold-allocator */
 
 static int opt(struct gl_cli *cli, int key, const char *arg)
 {
     if (key == 'w') {
         what = arg;
+        return 0;
+    }
+    if (key == 'f') {
+        fold = 1;
         return 0;
     }
     if (!strcmp(arg, "all")) {
@@ -35,6 +40,7 @@ static void reset(void)
 {
     what = NULL;
     max_entries = DEFAULT_MAX_ENTRIES;
+    fold = 0;
 }
 
 static int check(struct gl_cli *cli)
@@ -44,6 +50,8 @@ static int check(struct gl_cli *cli)
     if (what && !gl_cli_format(cli, "folded") && !gl_cli_format(cli, "csv"))
         return gl_cli_fail(cli, "--what chooses the allocations of folded and csv; %s shows the whole run",
                            cli->format);
+    if (fold && !gl_cli_format(cli, "folded") && !gl_cli_format(cli, "speedscope"))
+        return gl_cli_fail(cli, "--fold-allocator applies to folded and speedscope, not %s", cli->format);
     if (gl_cli_format(cli, "memory_viz") && (!cli->output || !strcmp(cli->output, "-")) && isatty(STDOUT_FILENO))
         return gl_cli_fail(cli, "memory_viz is a binary pickle: write it to a file with -o FILE");
     if (gl_cli_format(cli, "memory_viz"))
@@ -55,6 +63,7 @@ static int check(struct gl_cli *cli)
 
 static const struct option opts[] = {{"what", required_argument, NULL, 'w'},
                                       {"max-entries", required_argument, NULL, 'm'},
+                                      {"fold-allocator", no_argument, NULL, 'f'},
                                       {NULL, 0, NULL, 0}};
 
 const struct gl_cmd_spec gl_export_spec = {
@@ -72,13 +81,13 @@ int cmd_export(struct gl_cli *cli)
     struct gl_run *r = cli->runs[0];
     int rc = 0;
     if (gl_cli_format(cli, "folded"))
-        gl_export_folded(cli->out, r, what ? what : "peak");
+        gl_export_folded(cli->out, r, what ? what : "peak", fold);
     else if (gl_cli_format(cli, "perfetto"))
         rc = gl_export_perfetto(cli->out, r, &cli->rules);
     else if (gl_cli_format(cli, "memory_viz"))
         rc = gl_export_memviz(cli->out, r, (size_t)max_entries);
     else if (gl_cli_format(cli, "speedscope"))
-        rc = gl_export_speedscope(cli->out, r);
+        rc = gl_export_speedscope(cli->out, r, fold);
     else
         gl_export_csv(cli->out, r, what ? what : "allocs");
     return rc ? gl_cli_fail(cli, "%s: out of memory", r->path) : 0;

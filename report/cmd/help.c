@@ -181,7 +181,7 @@ const char gl_usage_diff[] =
 
 const char gl_usage_export[] =
     "usage: gpuledger export --format FORMAT [--what peak|leaks|allocs] [--rules FILE]\n"
-    "                        [--max-entries N] [-o FILE] DB\n"
+    "                        [--max-entries N] [--fold-allocator] [-o FILE] DB\n"
     "\n"
     "  folded      one line per stack, root first, then bytes: for flamegraph.pl,\n"
     "              speedscope, inferno. --what: live at the peak (default), never\n"
@@ -199,7 +199,8 @@ const char gl_usage_export[] =
     "              device's peak and what was never freed, as profiles in bytes\n"
     "  csv         one row per allocation; --what: all of them (default), never\n"
     "              freed, or live at the peak\n"
-    "--what applies to folded and csv only.\n";
+    "--what applies to folded and csv only. --fold-allocator (folded, speedscope):\n"
+    "allocator internals as one frame, [allocator], at the top of each stack.\n";
 
 const char gl_usage_summary[] =
     "usage: gpuledger summary DB...\n"

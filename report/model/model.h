@@ -226,7 +226,9 @@ struct gl_pool_reserved {
 
 struct gl_free_sample {
     int64_t device, ts_ns;
-    uint64_t free_bytes;
+    uint64_t free_bytes;  /* 0 and has_free 0: the row had none */
+    uint64_t total_bytes; /* the device's size, as cudaMemGetInfo said it */
+    int has_free;
 };
 
 struct gl_device_sample {

@@ -66,8 +66,8 @@ int gl_run_device_sample(struct gl_run *r, int device, int64_t ts_ns, uint64_t *
         if (d->device == device && d->ts_ns <= ts_ns)
             best = d;
     }
-    if (!best)
-        return 0;
+    if (!best || !best->has_free)
+        return 0; /* none, or the last row then had no free figure */
     *free_bytes = best->free_bytes;
     *at_ns = best->ts_ns;
     return 1;

@@ -189,15 +189,16 @@ static int load_samples(struct gl_run *r)
     return rc; /* allocator_expandable: model.c reads it in the event scan */
 }
 
-/* device_samples' free bytes (cudaMemGetInfo / NVML at each sample), for
- * gl_run_device_sample: the device's free memory at a failure. */
+/* device_samples' free and total bytes (cudaMemGetInfo at each sample), for
+ * gl_run_device_sample (the device's free memory at a failure) and
+ * gl_run_device_total (how much room growth has). */
 static int load_free_samples(struct gl_run *r)
 {
     sqlite3_stmt *q;
     size_t cap = 0;
     int rc = 0;
     if (sqlite3_prepare_v2(r->db,
-                           "SELECT device, ts_ns, free FROM device_samples WHERE free IS NOT NULL"
+                           "SELECT device, ts_ns, free, total FROM device_samples"
                            " ORDER BY device, ts_ns, rowid",
                            -1, &q, NULL) == SQLITE_OK) /* else an older file without the table */
         while (!rc && sqlite3_step(q) == SQLITE_ROW) {
@@ -208,8 +209,10 @@ static int load_free_samples(struct gl_run *r)
             struct gl_free_sample *d = &r->free_samples[r->nfree_samples++];
             d->device = sqlite3_column_int64(q, 0);
             d->ts_ns = sqlite3_column_int64(q, 1);
-            int64_t x = sqlite3_column_int64(q, 2);
+            int64_t x = sqlite3_column_int64(q, 2), t = sqlite3_column_int64(q, 3);
+            d->has_free = sqlite3_column_type(q, 2) != SQLITE_NULL;
             d->free_bytes = x > 0 ? (uint64_t)x : 0;
+            d->total_bytes = t > 0 ? (uint64_t)t : 0;
         }
     sqlite3_finalize(q);
     return rc;

@@ -10,21 +10,32 @@
 #include "escape.h"
 #include "out.h"
 #include "render.h"
+#include "stack_text.h"
 
-static void folded_line(FILE *f, const struct gl_stack *st, uint64_t bytes)
+/* fold: allocator internals (frameclass.h) left out, "[allocator]" in
+ * their place at the top of the stack */
+static void folded_line(FILE *f, const struct gl_stack *st, uint64_t bytes, int fold)
 {
     char buf[1024];
+    int folded = 0, first = 1;
     if (!st->n)
         fputs("(no stack)", f);
     for (int i = st->n - 1; i >= 0; i--) { /* root first */
-        if (i != st->n - 1)
+        if (fold && gl_stack_frame_class(st, i) == GL_FC_ALLOCATOR) {
+            folded = 1;
+            continue;
+        }
+        if (!first)
             fputc(';', f);
+        first = 0;
         gl_folded_str(f, gl_frame_name(&st->f[i], buf, sizeof buf));
     }
+    if (folded)
+        fputs(first ? "[allocator]" : ";[allocator]", f);
     fprintf(f, " %" PRIu64 "\n", bytes);
 }
 
-void gl_export_folded(FILE *f, struct gl_run *r, const char *what)
+void gl_export_folded(FILE *f, struct gl_run *r, const char *what, int fold)
 {
     struct gl_stacks s;
     gl_stacks_init(&s, r);
@@ -40,12 +51,12 @@ void gl_export_folded(FILE *f, struct gl_run *r, const char *what)
             struct gl_groups one;
             gl_ledger_at(r, r->devs[d].device, r->devs[d].peak_seq, &one);
             for (size_t i = 0; i < one.n; i++)
-                folded_line(f, gl_stack_get(&s, one.v[i].stack_id), one.v[i].bytes);
+                folded_line(f, gl_stack_get(&s, one.v[i].stack_id), one.v[i].bytes, fold);
             gl_groups_free(&one);
         }
     }
     for (size_t i = 0; i < g.n; i++)
-        folded_line(f, gl_stack_get(&s, g.v[i].stack_id), g.v[i].bytes);
+        folded_line(f, gl_stack_get(&s, g.v[i].stack_id), g.v[i].bytes, fold);
     gl_groups_free(&g);
     gl_stacks_free(&s);
 }

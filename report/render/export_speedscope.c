@@ -15,6 +15,7 @@
 
 #include "analysis.h"
 #include "json.h"
+#include "stack_text.h"
 #include "out.h"
 #include "render.h"
 #include "strmap.h"
@@ -37,6 +38,9 @@ struct sp {
     size_t np;
 };
 
+/* The frame that stands for folded allocator internals. */
+static const struct gl_frame allocator_frame = {"[allocator]", NULL, NULL, 0, 0, 0};
+
 static int64_t frame_id(struct sp *s, const struct gl_frame *fr)
 {
     char key[3200];
@@ -57,7 +61,7 @@ static int64_t frame_id(struct sp *s, const struct gl_frame *fr)
 }
 
 /* The profiles: each device at its peak, then what was never freed. */
-static int gather(struct sp *s, struct gl_run *r)
+static int gather(struct sp *s, struct gl_run *r, int fold)
 {
     char x[32];
     s->p = calloc((size_t)r->ndevs + 1, sizeof *s->p);
@@ -84,6 +88,8 @@ static int gather(struct sp *s, struct gl_run *r)
                 if (frame_id(s, &st->f[f]) < 0)
                     return -1;
         }
+    if (fold && frame_id(s, &allocator_frame) < 0) /* last: the ids of a run without folding stay */
+        return -1;
     return 0;
 }
 
@@ -112,7 +118,7 @@ static void write_frames(struct gl_json *j, struct sp *s)
     gl_jw_end(j);
 }
 
-static void write_profile(struct gl_json *j, struct sp *s, const struct profile *p)
+static void write_profile(struct gl_json *j, struct sp *s, const struct profile *p, int fold)
 {
     char key[3200];
     int added;
@@ -126,8 +132,16 @@ static void write_profile(struct gl_json *j, struct sp *s, const struct profile 
     for (size_t i = 0; i < p->g.n; i++) {
         const struct gl_stack *st = gl_stack_get(&s->stacks, p->g.v[i].stack_id);
         gl_jw_arr(j, NULL);
-        for (int k = st->n - 1; k >= 0; k--) /* root first */
+        int folded = 0;
+        for (int k = st->n - 1; k >= 0; k--) { /* root first */
+            if (fold && gl_stack_frame_class(st, k) == GL_FC_ALLOCATOR) {
+                folded = 1;
+                continue;
+            }
             gl_jw_i64(j, NULL, gl_strmap_id(&s->frame_ids, gl_frame_key(&st->f[k], key, sizeof key), &added));
+        }
+        if (folded)
+            gl_jw_i64(j, NULL, gl_strmap_id(&s->frame_ids, gl_frame_key(&allocator_frame, key, sizeof key), &added));
         gl_jw_end(j);
     }
     gl_jw_end(j);
@@ -138,13 +152,13 @@ static void write_profile(struct gl_json *j, struct sp *s, const struct profile 
     gl_jw_end(j);
 }
 
-int gl_export_speedscope(FILE *f, struct gl_run *r)
+int gl_export_speedscope(FILE *f, struct gl_run *r, int fold)
 {
     struct sp s;
     memset(&s, 0, sizeof s);
     gl_stacks_init(&s.stacks, r);
     gl_strmap_init(&s.frame_ids);
-    int rc = gather(&s, r);
+    int rc = gather(&s, r, fold);
     if (!rc) {
         char name[256];
         struct gl_json j;
@@ -154,7 +168,7 @@ int gl_export_speedscope(FILE *f, struct gl_run *r)
         write_frames(&j, &s);
         gl_jw_arr(&j, "profiles");
         for (size_t k = 0; k < s.np; k++)
-            write_profile(&j, &s, &s.p[k]);
+            write_profile(&j, &s, &s.p[k], fold);
         gl_jw_end(&j);
         snprintf(name, sizeof name, "gpuledger: %.200s", r->cmdline);
         gl_jw_str(&j, "name", name);

@@ -13,6 +13,8 @@
 #include "escape.h"
 #include "heaps.h"
 #include "json.h"
+#include "render_diagnosis.h"
+#include "stack_text.h"
 #include "ledger_layers.h"
 #include "strmap.h"
 #include "sweep.h"
@@ -520,8 +522,8 @@ static int write_ooms(struct gl_json *j, struct ctx *c, const struct gl_device *
     gl_jw_arr(j, "ooms");
     for (size_t i = 0; i < r->nfails; i++) {
         const struct gl_fail *fl = &r->fails[i];
-        if (fl->device != dev->device || fl->op != GL_OP_OOM)
-            continue;
+        if (fl->device != dev->device || fl->op != GL_OP_OOM || gl_fail_absorbed(r, i))
+            continue; /* one OOM is one failure: its segment retries are its detail */
         struct gl_groups g;
         gl_ledger_at(r, dev->device, fl->seq, &g);
         gl_groups_merge_chains(&g, &c->stacks);
@@ -529,6 +531,10 @@ static int write_ooms(struct gl_json *j, struct ctx *c, const struct gl_device *
         gl_jw_obj(j, NULL);
         gl_jw_i64(j, "seq", fl->seq);
         gl_jw_i64(j, "t", gl_ns_since(fl->ts_ns, r->first_ns));
+        if (r->nsteps)
+            gl_jw_i64(j, "step", gl_step_at(r, fl->seq));
+        else
+            gl_jw_null(j, "step");
         gl_jw_str(j, "api", gl_api_name(fl->api));
         gl_jw_u64(j, "size", fl->size);
         gl_jw_i64(j, "result", fl->result);
@@ -606,6 +612,10 @@ static int write_device(struct gl_json *j, struct ctx *c, int k, const struct de
     gl_jw_i64(j, NULL, gl_ns_since(dev->peak_ns, t0));
     gl_jw_u64(j, NULL, dev->peak);
     gl_jw_end(j);
+    if (c->r->nsteps)
+        gl_jw_i64(j, "peak_step", gl_step_at(c->r, dev->peak_seq));
+    else
+        gl_jw_null(j, "peak_step");
     gl_jw_u64(j, "end_bytes", dev->live_end);
     gl_jw_i64(j, "buckets", nb);
     gl_jw_arr(j, "moments");
@@ -786,6 +796,10 @@ static void write_tables(struct gl_json *j, struct ctx *c)
         gl_jw_i64(j, NULL, fr->line > 0 ? fr->line : 0);
         gl_jw_i64(j, NULL, fr->python ? 1 : 0);
         gl_jw_u64(j, NULL, fr->offset);
+        struct gl_fc_frame fc = {fr->symbol, fr->module, fr->file, fr->line, fr->python, fr->offset};
+        char text[1024];
+        gl_jw_i64(j, NULL, gl_fc_classify(&fc)); /* enum gl_fc_class: 0 user, 1 library, 2 allocator */
+        gl_jw_str(j, NULL, gl_fc_frame_text(&fc, text, sizeof text)); /* C++ names shortened */
         gl_jw_end(j);
     }
     gl_jw_end(j);
@@ -800,6 +814,18 @@ static void write_tables(struct gl_json *j, struct ctx *c)
         gl_jw_end(j);
     }
     gl_jw_end(j);
+}
+
+/* The report's diagnosis (diagnosis.h), for the box at the top. */
+static int write_diagnosis(struct gl_json *j, struct gl_run *r, const struct gl_html_opts *o)
+{
+    struct gl_dossier ds;
+    struct gl_dossier_opts dopts = {o->device, o->rules, o->at};
+    int rc = gl_dossier_build(&ds, r, &dopts);
+    if (!rc)
+        gl_diagnosis_json(j, "diagnosis", &ds.diag);
+    gl_dossier_free(&ds);
+    return rc;
 }
 
 static void ctx_free(struct ctx *c)
@@ -874,6 +900,7 @@ int gl_html_data_write(FILE *f, struct gl_run *r, const struct gl_html_opts *o)
         } else {
             gl_jw_null(&j, "selected");
         }
+        rc = write_diagnosis(&j, r, o);
         write_annots(&j, r, &an);
         gl_jw_arr(&j, "devices");
         for (int k = 0; k < r->ndevs && !rc; k++)

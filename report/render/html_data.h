@@ -5,9 +5,13 @@
  * event, bytes and counts are exact integers:
  *
  *   path pid host rank cmdline events dropped truncated span_ns
+ *   diagnosis         [{kind, verdict?, device, seq, step, bytes, sentence, evidence: [text], remedy}]
+ *                                       the report's findings (diagnosis.h), most important first
  *   categories        [NAME]            category id = index (rule order)
  *   cached_categories [id]              held at exit by design, not leaks
- *   frames  [[symbol, module, file, line, python]]     frame id = index
+ *   frames  [[symbol, module, file, line, python, offset, class, text]]   frame id = index;
+ *           class: 0 user, 1 library, 2 allocator (frameclass.h); text: the frame in a few words,
+ *           C++ names shortened
  *   rows    [[category id, stack_id, [frame id, innermost first], label?]]
  *           a ledger row: the stacks with the same chain of frame names
  *           (the report's merge), in one category; row id = index; with a
@@ -15,7 +19,7 @@
  *           free blocks, its blocks waiting for their streams)
  *   marks   [[seq, t, label]]          ranges [[seq, t, end_seq, end_t, label, depth, tid]]
  *   selected {seq, t, desc} | null     the moment given with --at
- *   devices [{ device, peak: [seq, t, bytes], end_bytes, buckets,
+ *   devices [{ device, peak: [seq, t, bytes], peak_step (null: no steps), end_bytes, buckets,
  *      moments [[seq, t, bytes]]       the lowest and highest point of each
  *                                      of `buckets` equal slices of time,
  *                                      the peak, each OOM, each mark, the
@@ -24,7 +28,8 @@
  *                                      live bytes and count changed since
  *                                      the moment before (so the ledger at
  *                                      any moment is the sum up to it)
- *      ooms    [{seq, t, api, size, result, live, frames, ledger: [[row, bytes, count]]}]
+ *      ooms    [{seq, t, step, api, size, result, live, frames, ledger: [[row, bytes, count]]}]
+ *                                      one per failure (its segment retries left out)
  *      leaks   [[row, bytes, count, first_t, last_t, held]]   leak_bytes cached_bytes
  *                                      (times null for a row no stack made;
  *                                      held: by design, not a leak — a cache,

@@ -1,5 +1,6 @@
 /* json.c — see json.h. */
 #include "json.h"
+#include "stack_text.h"
 
 #include <inttypes.h>
 
@@ -128,6 +129,7 @@ void gl_jw_frames(struct gl_json *j, const char *key, const struct gl_stack *st,
             gl_jw_null(j, "line");
         gl_jw_u64(j, "offset", (uint64_t)fr->offset);
         gl_jw_bool(j, "python", fr->python);
+        gl_jw_str(j, "class", gl_fc_class_name(gl_stack_frame_class(st, i))); /* user, library, allocator */
         gl_jw_end(j);
     }
     gl_jw_end(j);

@@ -1,5 +1,6 @@
 /* out.c — see out.h. */
 #include "out.h"
+#include "stack_text.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -44,50 +45,11 @@ void gl_print_frame_list(FILE *f, const struct gl_stack *st, const char *indent)
 
 void gl_print_chain(FILE *f, const struct gl_stack *st, int max, int must)
 {
-    char buf[1024];
-    if (!st->n) {
-        fputs("(no stack recorded)", f);
-        return;
-    }
-    /* the frames shown, in order: the first interesting one; then, when
-     * native frames stand between it and the innermost Python line (Python
-     * frames say the most), from that line on; and `must` */
-    int show[260], n = 0, k = gl_first_interesting(st), py = k;
-    while (py < st->n && !st->f[py].python)
-        py++;
-    if (py < st->n && py > k + 1 && max > 1) {
-        show[n++] = k;
-        k = py;
-        max--;
-    }
-    for (int i = k; i < st->n && i < k + max && n < 256; i++)
-        show[n++] = i;
-    if (!n) /* max < 1: the first interesting frame all the same */
-        show[n++] = k < st->n ? k : 0;
-    if (must >= 0 && must < st->n && must > show[n - 1])
-        show[n++] = must;
-    else if (must >= 0 && must < st->n)
-        for (int i = 0; i + 1 < n; i++)
-            if (show[i] < must && must < show[i + 1]) { /* inside the skipped native frames */
-                memmove(show + i + 2, show + i + 1, (size_t)(n - i - 1) * sizeof show[0]);
-                show[i + 1] = must;
-                n++;
-                break;
-            }
-    if (show[0])
-        fputs("[allocator] <- ", f);
-    for (int i = 0; i < n; i++) {
-        if (i)
-            fputs(show[i] == show[i - 1] + 1 ? " <- " : " <- ... <- ", f);
-        gl_text_str(f, gl_frame_name(&st->f[show[i]], buf, sizeof buf));
-    }
-    if (show[n - 1] < st->n - 1)
-        fputs(" <- ...", f);
-}
-
-const char *gl_s(uint64_t n)
-{
-    return n == 1 ? "" : "s";
+    /* the op, the innermost user frame and the outermost (stack_text.h),
+     * and `must`: the frame that tells this row from the others */
+    (void)max;
+    char buf[4096];
+    gl_text_str(f, gl_stack_chain(st, must, buf, sizeof buf));
 }
 
 const char *gl_unfreed_words(const struct gl_run *r)
@@ -112,24 +74,6 @@ void gl_print_skipped(FILE *f, const struct gl_run *r)
         sep = "; ";
     }
     fputc('\n', f);
-}
-
-/* digits after the point: µs when the whole run is shorter than a second */
-static int digits(const struct gl_run *r)
-{
-    return gl_ns_since(r->last_ns, r->first_ns) < 1000000000 ? 6 : 3;
-}
-
-const char *gl_fmt_rel(const struct gl_run *r, int64_t ns, char *buf, size_t sz)
-{
-    snprintf(buf, sz, "+%.*fs", digits(r), (double)gl_ns_since(ns, r->first_ns) / 1e9);
-    return buf;
-}
-
-const char *gl_fmt_span(const struct gl_run *r, char *buf, size_t sz)
-{
-    snprintf(buf, sz, "%.*f s", digits(r), (double)(r->last_ns - r->first_ns) / 1e9);
-    return buf;
 }
 
 /* The files gl_open_out opened: where each goes, and the temporary beside
@@ -307,18 +251,3 @@ int gl_parse_size(const char *s, unsigned long long *out)
     return 0;
 }
 
-const char *gl_fmt_bytes(uint64_t bytes, char *buf, size_t sz)
-{
-    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = (double)bytes;
-    int u = 0;
-    while (v >= 1024 && u < 4) {
-        v /= 1024;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, sz, "%llu B", (unsigned long long)bytes);
-    else
-        snprintf(buf, sz, "%.2f %s", v, unit[u]);
-    return buf;
-}

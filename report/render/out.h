@@ -9,6 +9,7 @@
 
 #include "escape.h"
 #include "frames.h"
+#include "units.h"
 
 /* The frames of a stack, one a line after `indent`: allocator plumbing
  * folded, a few native frames, then the Python frames. */
@@ -18,10 +19,6 @@ void gl_print_frame_list(FILE *f, const struct gl_stack *st, const char *indent)
  * so rows of a table that share their first frames still read apart
  * (gl_stacks_distinct). */
 void gl_print_chain(FILE *f, const struct gl_stack *st, int max, int must);
-/* "1.50 GiB" style, into buf. */
-const char *gl_fmt_bytes(uint64_t bytes, char *buf, size_t sz);
-/* "s" for a count other than 1 ("1 hole", "3 holes"), "" for 1. */
-const char *gl_s(uint64_t n);
 /* Why a recording is unfinished (gl_run.unfinished), for every verb to say
  * it the same way: "the recording did not finish (killed, ...)". */
 #define GL_UNFINISHED_TEXT "the recording did not finish (killed, disk full, or still running)"
@@ -33,11 +30,6 @@ const char *gl_unfreed_words(const struct gl_run *r);
  * "gpuledger: FILE: 3 rows skipped, breaking an invariant: REASON: N (first
  * seq S); ..." */
 void gl_print_skipped(FILE *f, const struct gl_run *r);
-/* Seconds since the start of the run: "+1.234s", or "+0.012345s" (µs)
- * when the whole run is shorter than a second. */
-const char *gl_fmt_rel(const struct gl_run *r, int64_t ns, char *buf, size_t sz);
-/* The run's length the same way, "1.234 s" / "0.012345 s". */
-const char *gl_fmt_span(const struct gl_run *r, char *buf, size_t sz);
 /* Open -o FILE (or stdout for NULL / "-"); prints an error and returns NULL.
  * A regular file (or a new one) is written to a temporary beside it, which
  * becomes it only when gl_close_out finds every write done; anything else

@@ -40,16 +40,13 @@ void gl_render_gate_junit(FILE *f, struct gl_gate_view *v);
  * snapshot pickle, keeping each device's last max_entries trace entries
  * when not 0 (export_memviz.c); speedscope's profiles (export_speedscope.c).
  * The last three: 0, or -1 out of memory. */
-void gl_export_folded(FILE *f, struct gl_run *r, const char *what);
+/* fold: allocator internals as one "[allocator]" frame (--fold-allocator) */
+void gl_export_folded(FILE *f, struct gl_run *r, const char *what, int fold);
 void gl_export_csv(FILE *f, struct gl_run *r, const char *what);
 int gl_export_perfetto(FILE *f, struct gl_run *r, const struct gl_rules *rules);
 int gl_export_memviz(FILE *f, struct gl_run *r, size_t max_entries);
-int gl_export_speedscope(FILE *f, struct gl_run *r);
+int gl_export_speedscope(FILE *f, struct gl_run *r, int fold);
 
-/* It in one sentence ("fragmentation: ..." / "demand: ... the biggest are
- * ..."); "" when not known. */
-void gl_verdict_text(const struct gl_verdict *v, const struct gl_groups *ledger, struct gl_stacks *s, char *buf,
-                     size_t sz);
 
 /* summary: "gpuledger: DB: N events, peak ..." on f (path as named). */
 void gl_render_summary(FILE *f, const char *path, const struct gl_summary_view *v);

@@ -2,6 +2,7 @@
  * one emitter (json.h). */
 #include "dossier.h"
 #include "json.h"
+#include "render_diagnosis.h"
 #include "render_heaps.h"
 #include "render.h"
 
@@ -100,7 +101,7 @@ static void verdict(struct gl_json *j, struct gl_dossier *ds, const struct gl_oo
         return;
     gl_verdict_text(v, &o->ledger, &ds->stacks, text, sizeof text);
     gl_jw_obj(j, "verdict");
-    gl_jw_str(j, "kind", v->fragmentation ? "fragmentation" : "demand");
+    gl_jw_str(j, "kind", gl_verdict_name(v));
     gl_jw_u64(j, "asked", v->asked);
     gl_jw_u64(j, "cached_free", v->cached_free);
     gl_jw_u64(j, "holes", v->holes);
@@ -109,6 +110,16 @@ static void verdict(struct gl_json *j, struct gl_dossier *ds, const struct gl_oo
     gl_jw_u64(j, "reserved", v->reserved);
     gl_jw_u64(j, "device_free", v->device_free);
     gl_jw_bool(j, "expandable_segments", v->expandable);
+    gl_jw_str(j, "request", v->fragmentation ? "fragmentation" : "demand");
+    if (v->trend && v->trend->known) {
+        gl_jw_obj(j, "growth");
+        gl_jw_u64(j, "per_step", v->trend->per_step);
+        gl_jw_i64(j, "since_step", v->trend->since_step);
+        gl_jw_str(j, "where", v->trend->where);
+        gl_jw_num(j, "steps_left", "%.2f", v->steps_left);
+        gl_jw_bool(j, "memory_limit", v->limited); /* the device's free bytes were no room */
+        gl_jw_end(j);
+    }
     gl_jw_str(j, "text", text);
     gl_jw_end(j);
 }
@@ -121,6 +132,8 @@ static void ooms(struct gl_json *j, struct gl_dossier *ds, struct gl_dev_view *v
         gl_jw_obj(j, NULL);
         gl_jw_i64(j, "seq", o->fail->seq);
         gl_jw_i64(j, "ts_ns", o->fail->ts_ns);
+        if (ds->run->nsteps)
+            gl_jw_i64(j, "step", gl_step_at(ds->run, o->fail->seq));
         gl_jw_u64(j, "size", o->fail->size);
         gl_jw_str(j, "api", gl_api_name(o->fail->api));
         gl_jw_i64(j, "result", o->fail->result);
@@ -143,6 +156,8 @@ static void device(struct gl_json *j, struct gl_dossier *ds, struct gl_dev_view 
     gl_jw_u64(j, "bytes", v->dev->peak);
     gl_jw_i64(j, "ts_ns", v->dev->peak_ns);
     gl_jw_i64(j, "seq", v->dev->peak_seq);
+    if (ds->run->nsteps)
+        gl_jw_i64(j, "step", gl_step_at(ds->run, v->dev->peak_seq));
     if (v->peak.layered)
         layers(j, &v->peak);
     groups(j, "ledger", ds, &v->peak, top, 0);
@@ -169,6 +184,8 @@ static void device(struct gl_json *j, struct gl_dossier *ds, struct gl_dev_view 
         gl_jw_u64(j, "reserved_peak", v->dev->reserved_peak);
         gl_jw_i64(j, "ts_ns", v->dev->tensor_peak_ns);
         gl_jw_i64(j, "seq", v->dev->tensor_peak_seq);
+        if (ds->run->nsteps)
+            gl_jw_i64(j, "step", gl_step_at(ds->run, v->dev->tensor_peak_seq));
         groups(j, "ledger", ds, &v->tensor_peak, top, 0);
         categories(j, v->tensor_cats, v->ntensor_cats, 1);
         gl_jw_end(j);
@@ -216,6 +233,7 @@ static void process(struct gl_json *j, struct gl_dossier *d, int top)
     gl_jw_str(j, "host", r->host);
     gl_jw_str(j, "rank", r->rank);
     gl_jw_str(j, "cmdline", r->cmdline);
+    gl_diagnosis_json(j, "diagnosis", &d->diag);
     if (r->has_exit_code)
         gl_jw_i64(j, "exit_code", r->exit_code);
     else

@@ -6,6 +6,7 @@
 #include "dossier.h"
 #include "out.h"
 #include "render.h"
+#include "render_diagnosis.h"
 #include "render_heaps.h"
 
 static void sparkline(FILE *f, const struct gl_device *dev)
@@ -155,13 +156,28 @@ static void outside_api(FILE *f, const struct gl_usage *us)
     fprintf(f, "%s)\n", gl_usage_source_text(us->source));
 }
 
+/* ", step 14" for an event in a run with steps, else "" */
+static const char *step_text(const struct gl_run *r, int64_t seq, char *buf, size_t sz)
+{
+    long s = gl_step_at(r, seq);
+    buf[0] = 0;
+    if (s >= 0)
+        snprintf(buf, sz, ", step %ld", s);
+    return buf;
+}
+
 static void one(FILE *f, struct gl_dossier *ds, int top)
 {
     struct gl_run *r = ds->run;
     char b[32], t[32], u[32], w[32], x[32];
     fputs("== ", f);
     gl_text_str(f, r->path);
-    fprintf(f, "\nprocess %" PRId64 " on ", r->pid);
+    fputc('\n', f);
+    if (ds->diag.n) {
+        gl_diagnosis_text(f, &ds->diag);
+        fputc('\n', f);
+    }
+    fprintf(f, "process %" PRId64 " on ", r->pid);
     gl_text_str(f, r->host);
     fputs(" (rank ", f);
     gl_text_str(f, r->rank);
@@ -206,9 +222,9 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
             fprintf(f, "\ndevice %d: nothing allocated (peak 0 B), %s live at the end\n", v->dev->device,
                     gl_fmt_bytes(v->dev->live_end, u, sizeof u));
         else
-            fprintf(f, "\ndevice %d: peak %s at %s (event %" PRId64 "), %s live at the end\n", v->dev->device,
+            fprintf(f, "\ndevice %d: peak %s at %s (event %" PRId64 "%s), %s live at the end\n", v->dev->device,
                     gl_fmt_bytes(v->dev->peak, b, sizeof b), gl_fmt_rel(r, v->dev->peak_ns, t, sizeof t),
-                    v->dev->peak_seq, gl_fmt_bytes(v->dev->live_end, u, sizeof u));
+                    v->dev->peak_seq, step_text(r, v->dev->peak_seq, x, sizeof x), gl_fmt_bytes(v->dev->live_end, u, sizeof u));
         sparkline(f, v->dev);
         if (ds->at) {
             fprintf(f, "  at event #%" PRId64 " (%s)%s", ds->at->seq, gl_fmt_rel(r, ds->at->ts_ns, t, sizeof t),
@@ -221,9 +237,11 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
         }
         if (v->dev->blocks && v->dev->tensor_peak_seq && !ds->at) {
             const struct gl_device *dv = v->dev;
-            fprintf(f, "  tensor peak %s at %s (event %" PRId64 "): torch.cuda.max_memory_allocated(); requested %s of it",
+            char st[32];
+            fprintf(f, "  tensor peak %s at %s (event %" PRId64 "%s): torch.cuda.max_memory_allocated(); requested %s of it",
                     gl_fmt_bytes(dv->tensor_peak, b, sizeof b), gl_fmt_rel(r, dv->tensor_peak_ns, t, sizeof t),
-                    dv->tensor_peak_seq, gl_fmt_bytes(v->tensor_peak.tensors_requested, u, sizeof u));
+                    dv->tensor_peak_seq, step_text(r, dv->tensor_peak_seq, st, sizeof st),
+                    gl_fmt_bytes(v->tensor_peak.tensors_requested, u, sizeof u));
             fprintf(f, " (requested peak %s); its segments' peak %s: torch.cuda.max_memory_reserved()\n",
                     gl_fmt_bytes(dv->requested_peak, w, sizeof w), gl_fmt_bytes(dv->reserved_peak, x, sizeof x));
             ledger(f, ds, "    by category:", v->tensor_cats, v->ntensor_cats, "  tensor peak ledger", &v->tensor_peak,
@@ -245,8 +263,10 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
         }
         for (size_t k = 0; k < v->nooms; k++) {
             const struct gl_oom_view *o = &v->ooms[k];
-            fprintf(f, "  OUT OF MEMORY at %s: %s %s failed (error %d) with %s live; ",
-                    gl_fmt_rel(r, o->fail->ts_ns, t, sizeof t), gl_api_name(o->fail->api),
+            char st[32];
+            fprintf(f, "  OUT OF MEMORY at %s%s: %s %s failed (error %d) with %s live; ",
+                    gl_fmt_rel(r, o->fail->ts_ns, t, sizeof t), step_text(r, o->fail->seq, st, sizeof st),
+                    gl_api_name(o->fail->api),
                     gl_fmt_bytes(o->fail->size, b, sizeof b), o->fail->result,
                     gl_fmt_bytes(o->live_bytes, u, sizeof u));
             gl_print_chain(f, gl_stack_get(&ds->stacks, o->fail->stack_id), 3, -1);

@@ -198,7 +198,7 @@ def demo_checks(browser, db, html):
     out = rep.get("outside_api")
     heading = page.eval("document.querySelector('h2').textContent")
     check(out is not None and "outside any allocation API" in heading and
-          run(GL, "report", db).count("outside any allocation API") == 1,
+          run(GL, "report", db).count("\n  outside any allocation API: ") == 1,
           "demo: the remainder in the heading (%r)" % heading)
     # a click somewhere on the timeline
     for frac in (0.5, 0.999):

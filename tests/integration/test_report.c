@@ -248,16 +248,15 @@ static void test_chains_tell_rows_apart(void **state)
     make("deep.db", "deep", NULL);
     h_run(&r, NULL, ARGV(GL, "report", "deep.db"));
     assert_int_equal(r.status, 0);
-    h_expect(r.out, "      3.00 MiB  60.0%      1x  other            layer5 <- layer4 <- layer3 <- layer2 <- ... <- "
-                  "from_loader <- ...\n");
-    h_expect(r.out, "      2.00 MiB  40.0%      1x  other            layer5 <- layer4 <- layer3 <- layer2 <- ... <- "
-                  "from_trainer <- ...\n");
+    /* op, its caller (the op is the user's own frame), the frame that differs, the outermost */
+    h_expect(r.out, "      3.00 MiB  60.0%      1x  other            layer5 <- layer4 <- ... <- from_loader <- main\n");
+    h_expect(r.out, "      2.00 MiB  40.0%      1x  other            layer5 <- layer4 <- ... <- from_trainer <- main\n");
     h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "0", "deep.db"));
-    h_expect(r.out, "deep.db: layer5 <- layer4 <- layer3 <- layer2 <- layer1 <- from_loader <- ...\n");
+    h_expect(r.out, "deep.db: layer5 <- layer4 <- ... <- from_loader <- main\n");
     /* rows that already differ in what is shown are printed as before */
     make("l3.db", "leaks3", NULL);
     h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "0", "l3.db"));
-    h_expect(r.out, "l3.db: leak_one <- leak_b <- main <- ");
+    h_expect(r.out, "l3.db: leak_one <- leak_b <- main\n");
     assert_null(strstr(r.out, "... <- leak_"));
     /* the run took well under a second: times to the microsecond */
     h_run(&r, NULL, ARGV(GL, "report", "deep.db"));
@@ -316,7 +315,7 @@ static void test_html_is_self_contained(void **state)
     /* the data (html_data.h): the peak, its moment, leaks, the OOM and its ledger */
     h_expect(html, "<script type=\"application/json\" id=gl-data>\n{\"format\":\"gpuledger-report\",\"version\":1,");
     h_expect(html, "\"devices\":[{\"device\":0,\"peak\":[29,");
-    h_expect(html, ",85983232],\"end_bytes\":2097152,\"buckets\":1000,\"moments\":[[1,0,67108864],");
+    h_expect(html, ",85983232],\"peak_step\":null,\"end_bytes\":2097152,\"buckets\":1000,\"moments\":[[1,0,67108864],");
     h_expect(html, "\"leak_bytes\":2097152,\"cached_bytes\":0,");
     h_expect(html, "\"api\":\"cudaMalloc\",\"size\":1125899906842624,\"result\":2,\"live\":69206016,");
     h_expect(html, "\"frames\":[[\"load_weights\",");

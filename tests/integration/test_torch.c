@@ -383,7 +383,20 @@ static void test_report_verdicts(void **state)
     snprintf(path, sizeof path, "%s/demand.db", h_dir());
     report_says(path, ARGV("report"),
                 ARGV("    verdict: demand: live tensors 32.00 MiB of the 32.00 MiB the allocator holds (0 B cached "
-                     "free, 100.00 MiB asked): the biggest are 32.00 MiB "));
+                     "free, 100.00 MiB asked): the biggest are 32.00 MiB ",
+                     /* the diagnosis opens the report: one failure, its verdict */
+                     "/demand.db\ndiagnosis:\n  1. Out of memory at +",
+                     "s: demand: 100.00 MiB was asked at emit while live tensors held 32.00 MiB of the 32.00 MiB the "
+                     "caching allocator had (0 B cached free).\n",
+                     "     evidence: one failure: its cudaMalloc of a 100.00 MiB segment failed 2 times first\n"));
+    report_says(path, ARGV("summary"), ARGV(", 1 out-of-memory failure\n"));
+    snprintf(path, sizeof path, "%s/frag.db", h_dir());
+    report_says(path, ARGV("report"),
+                ARGV("/frag.db\ndiagnosis:\n  1. Out of memory at +",
+                     "s: fragmentation: 8.00 MiB was asked at emit; the caching allocator held 33.00 MiB cached free, "
+                     "but no hole of that size (the largest 5.00 MiB).\n"));
+    report_says(path, ARGV("report", "--format", "json"),
+                ARGV("\"diagnosis\":[{\"kind\":\"oom\",\"verdict\":\"fragmentation\",\"device\":0,"));
 }
 
 /* ---- the Python job on the stand-in torch ---------------------------------- */
@@ -582,6 +595,56 @@ static void test_python_job(void **state)
     sqlite3_close(db);
 }
 
+/* The diagnosis of a training loop that keeps every step's logits in a
+ * global list until the (fake) device's 64 MiB are full
+ * (tests/progs/py_grow_oom.py on the stand-in torch): the first finding
+ * is the OOM, in its step, with the growth per step, since which step
+ * and the user's line; the request's own verdict (demand) is its
+ * evidence; the run counts one failure. */
+static void test_diagnosis_growth(void **state)
+{
+    (void)state;
+    if (!strcmp(getenv("GL_HAVE_CXX") ? getenv("GL_HAVE_CXX") : "0", "0"))
+        skip();
+    stand_in_torch();
+    /* installed as a library is, under site-packages/: its frames are a library's */
+    static char env[4][1200], path[600], want[4][1600];
+    struct run_result r;
+    snprintf(path, sizeof path, "mkdir %s/site-packages && cp -a %s/torch %s/site-packages/", h_dir(), h_dir(), h_dir());
+    h_run(&r, NULL, ARGV("/bin/sh", "-c", path));
+    assert_int_equal(r.status, 0);
+    snprintf(env[0], sizeof env[0], "PYTHONPATH=%s/site-packages", h_dir());
+    snprintf(env[1], sizeof env[1], "GPULEDGER_CACHE_DIR=%s/cache", h_dir());
+    snprintf(env[2], sizeof env[2], "LD_LIBRARY_PATH=%s", h_build("tests/fakecuda"));
+    snprintf(env[3], sizeof env[3], "FAKECUDA_MEM_BYTES=67108864");
+    snprintf(path, sizeof path, "%s/grow.db", h_dir());
+    h_run(&r, ENV(env[0], env[1], env[2], env[3]),
+          ARGV(GL, "run", "-q", "-o", path, "--", "/usr/bin/env", "python3", src("tests/progs/py_grow_oom.py")));
+    assert_int_not_equal(r.status, 0); /* it dies of the OOM */
+    if (!strstr(r.err, "OutOfMemoryError"))
+        fail_msg("no OutOfMemoryError:\n%s", r.err);
+    const char *py = src("tests/progs/py_grow_oom.py");
+    snprintf(want[0], sizeof want[0],
+             "diagnosis:\n  1. Out of memory in step 14: live tensors grow +3.00 MiB per step since step 1 at "
+             "Net.forward (%s:20), so the device is full within 0.7 steps whatever the allocator does (the failing "
+             "request: 2.00 MiB at train_step (%s:31)).\n",
+             py, py);
+    snprintf(want[1], sizeof want[1],
+             "     evidence: verdict: growth: this request: demand: live tensors 60.02 MiB of the 62.00 MiB the "
+             "allocator holds (1.98 MiB cached free, 2.00 MiB asked)");
+    snprintf(want[2], sizeof want[2],
+             "; underlying: +3.00 MiB/step at Net.forward (%s:20) since step 1 — the 1.98 MiB cached free and 0 B "
+             "free on the device hold 0.7 steps of it: expandable segments would buy less than one step\n",
+             py);
+    snprintf(want[3], sizeof want[3], "  OUT OF MEMORY at +");
+    report_says(path, ARGV("report"), ARGV(want[0], want[1], want[2], want[3], ", step 14: CUDACachingAllocator 2.00 MiB failed"));
+    report_says(path, ARGV("report", "--format", "json"),
+                ARGV("\"diagnosis\":[{\"kind\":\"oom\",\"verdict\":\"growth\",\"device\":0,",
+                     "\"step\":14,\"bytes\":2097152,",
+                     "\"request\":\"demand\",\"growth\":{\"per_step\":3145728,\"since_step\":1,"));
+    report_says(path, ARGV("summary"), ARGV(", 1 out-of-memory failure\n"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -596,6 +659,7 @@ int main(void)
         cmocka_unit_test_teardown(test_pending_at_end, h_teardown),
         cmocka_unit_test_teardown(test_blocks_during_capture, h_teardown),
         cmocka_unit_test_teardown(test_python_job, h_teardown),
+        cmocka_unit_test_teardown(test_diagnosis_growth, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -37,6 +37,15 @@
         onclick: () => onPick(k)}, label)));
   }
 
+  /* the report's findings, most important first: sentence, evidence, remedy */
+  function diagnosisBox(findings) {
+    return el('section', {class: 'diagnosis', id: 'diagnosis'}, el('h3', null, 'diagnosis'),
+      el('ol', null, ...findings.map((f) => el('li', {class: 'finding ' + f.kind},
+        el('p', {class: 'sentence'}, f.sentence),
+        ...f.evidence.map((e) => el('p', {class: 'evidence'}, e)),
+        el('p', {class: 'remedy'}, 'remedy: ' + f.remedy)))));
+  }
+
   function header() {
     const proc = procOf();
     const p = proc.p;
@@ -56,6 +65,7 @@
       parts.push(el('p', {class: 'warn'}, 'The recording did not finish (killed, disk full, or still running): ' +
         'what was live when it stopped is not known to be leaks.'));
     }
+    if (p.diagnosis && p.diagnosis.length) parts.push(diagnosisBox(p.diagnosis));
     if (p.dropped) {
       parts.push(el('p', {class: 'warn'}, GL.fmt.count(p.dropped, 'event') + (p.dropped === 1 ? ' was' : ' were') +
         ' dropped (queue full): figures are lower bounds.'));
@@ -79,7 +89,8 @@
     const d = dev.d;
     const span = dev.proc.p.span_ns;
     const bits = ['device ' + d.device + ': peak ' + GL.fmt.bytes(d.peak[2]) + ' at ' + GL.fmt.time(d.peak[1], span) +
-      ' (event #' + d.peak[0] + '), ' + GL.fmt.bytes(d.end_bytes) + ' live at the end'];
+      ' (event #' + d.peak[0] + (d.peak_step === null || d.peak_step === undefined ? '' : ', step ' + d.peak_step) +
+      '), ' + GL.fmt.bytes(d.end_bytes) + ' live at the end'];
     if (d.leak_bytes) {
       bits.push(GL.fmt.bytes(d.leak_bytes) + (dev.proc.p.finished === false ? ' live when the recording stopped' :
         ' never freed'));

@@ -1,13 +1,16 @@
 /* flame.js — an icicle flame graph of memory: the root (all bytes) on top,
  * each stack's outermost frame below it, down to the frame that allocated;
  * widths are bytes. Built from ledger rows (live at a moment, or what grew
- * across a window). Click a frame to zoom into it, click one of the bars
+ * across a window); allocator internals folded into one bar, the user's
+ * own frames outlined and bold. Click a frame to zoom into it, click one of the bars
  * above to zoom back out; hovering names the frame and its bytes. */
 'use strict';
 
 GL.Flame = (function () {
   const ROW_H = 18;
   const MAX_DEPTH = 200;
+  const USER = 0; /* a frame's class (html_data.h): the user's code */
+  const ALLOCATOR = 2; /* allocator internals: folded */
 
   function node(frame, name) {
     return {frame, name, bytes: 0, cat: -2, kids: new Map(), parent: null, depth: 0};
@@ -51,7 +54,12 @@ GL.Flame = (function () {
           continue;
         }
         const last = Math.max(0, ids.length - MAX_DEPTH);
+        let folded = 0; /* allocator internals: one bar "[N allocator frames]" at the end */
         for (let k = ids.length - 1; k >= last; k--) {
+          if (proc.frames[ids[k]][6] === ALLOCATOR) {
+            folded++;
+            continue;
+          }
           let child = n.kids.get(ids[k]);
           if (!child) {
             child = node(ids[k], proc.names[ids[k]]);
@@ -62,6 +70,18 @@ GL.Flame = (function () {
           n = child;
           n.bytes += r.bytes;
           n.cat = n.cat === -2 || n.cat === cat ? cat : -1;
+        }
+        if (folded) {
+          const key = 'alloc:' + folded;
+          let child = n.kids.get(key);
+          if (!child) {
+            child = node(key, '[' + folded + ' allocator frame' + (folded > 1 ? 's' : '') + ']');
+            child.parent = n;
+            child.depth = n.depth + 1;
+            n.kids.set(key, child);
+          }
+          child.bytes += r.bytes;
+          child.cat = child.cat === -2 || child.cat === cat ? cat : -1;
         }
       }
       this.root = root;
@@ -136,13 +156,19 @@ GL.Flame = (function () {
       c.globalAlpha = n.frame >= 0 && this.proc.frames[n.frame][4] ? 1 : 0.7;
       c.fillRect(x, y, Math.max(0.5, w - 1), ROW_H - 1);
       c.globalAlpha = 1;
+      if (typeof n.frame === 'number' && n.frame >= 0 && this.proc.frames[n.frame][6] === USER) {
+        c.strokeStyle = '#111'; /* user frames outlined */
+        c.strokeRect(x + 0.5, y + 0.5, Math.max(0.5, w - 2), ROW_H - 2);
+      }
       if (w > 28) {
         c.save();
         c.beginPath();
         c.rect(x, y, w - 3, ROW_H);
         c.clip();
         c.fillStyle = '#111';
-        c.fillText(n.name + (n.frame < 0 ? '' : '  ' + GL.fmt.bytes(n.bytes)), x + 3, y + 12);
+        const user = typeof n.frame === 'number' && n.frame >= 0 && this.proc.frames[n.frame][6] === USER;
+        if (user) c.font = 'bold ' + c.font; /* the user's own lines stand out */
+        c.fillText((user ? '▸ ' : '') + n.name + (n.frame < 0 ? '' : '  ' + GL.fmt.bytes(n.bytes)), x + 3, y + 12);
         c.restore();
       }
       this.rects.push({n, x, y, w});

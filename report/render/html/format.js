@@ -72,6 +72,7 @@ GL.fmt = (function () {
 
   /* frame = [symbol, module, file, line, python, offset]; as gl_frame_name */
   function frameName(f) {
+    if (f[7]) return f[7]; /* the report's own text: C++ names shortened */
     const [sym, mod, file, line, py, off] = f;
     if (py && sym && file) return sym + ' (' + shortPyPath(file) + ':' + line + ')';
     if (sym && file && line > 0) return sym + ' (' + file + ':' + line + ')';

@@ -152,7 +152,8 @@ GL.panels = (function () {
     return el('div', null, ...d.ooms.map((o, k) => {
       const rows = o.ledger.map((x) => ({row: x[0], bytes: x[1], count: x[2]}));
       return el('div', {class: 'oom'},
-        el('h4', {class: 'warn'}, 'out of memory #' + (k + 1) + ' at ' + GL.fmt.time(o.t, span) + ': ' + o.api + ' of ' +
+        el('h4', {class: 'warn'}, 'out of memory #' + (k + 1) + ' at ' + GL.fmt.time(o.t, span) +
+          (o.step === null || o.step === undefined ? '' : ' in step ' + o.step) + ': ' + o.api + ' of ' +
           GL.fmt.bytes(o.size) + ' failed (error ' + o.result + ') with ' + GL.fmt.bytes(o.live) + ' live ',
         el('button', {type: 'button', onclick: () => onSelect(dev.indexOfSeq(o.seq))}, 'select on the timeline')),
         el('div', null, 'the failing call: ', stack(proc, o.frames)),

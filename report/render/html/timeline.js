@@ -221,6 +221,7 @@ GL.Timeline = (function () {
         c.textAlign = px > g.x1 - 140 ? 'right' : 'left';
         c.fillText('peak ' + GL.fmt.bytes(peak[2]), px + (px > g.x1 - 140 ? -8 : 8), Math.max(g.y0 - 6, y - 12));
       }
+      let labelEnd = -Infinity; /* OOM labels never drawn over one another */
       for (const o of d.d.ooms) {
         const x = this.xOf(o.t, g);
         if (x < g.x0 || x > g.x1) continue;
@@ -241,7 +242,11 @@ GL.Timeline = (function () {
         c.lineWidth = 1;
         c.fillStyle = '#b00';
         c.textAlign = 'left';
-        c.fillText('OOM ' + GL.fmt.bytes(o.size), x + 8, 13);
+        const label = 'OOM ' + GL.fmt.bytes(o.size) + (o.step === null || o.step === undefined ? '' : ' (step ' + o.step + ')');
+        if (x + 8 > labelEnd) {
+          c.fillText(label, x + 8, 13);
+          labelEnd = x + 8 + c.measureText(label).width + 6;
+        }
       }
     }
 

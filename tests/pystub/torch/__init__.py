@@ -36,6 +36,10 @@ _c10.stub_install_bridge("expandable_segments:True" in os.environ.get("PYTORCH_C
 _tape = []  # outputs kept for backward
 
 
+class OutOfMemoryError(RuntimeError):
+    """torch.OutOfMemoryError (torch.cuda.OutOfMemoryError)."""
+
+
 class Tensor:
     """nbytes of device memory (a block of the stand-in allocator)."""
 
@@ -44,6 +48,8 @@ class Tensor:
     def __init__(self, nbytes):
         self._n = nbytes
         self._p = _c10.fa_malloc(nbytes, 0, None) if nbytes else 0
+        if nbytes and not self._p:  # the allocator's out-of-memory, as PyTorch raises it
+            raise OutOfMemoryError("CUDA out of memory. Tried to allocate %d bytes" % nbytes)
         self.grad = None
         self.requires_grad = False
 
