@@ -315,7 +315,7 @@ static void test_html_is_self_contained(void **state)
     /* the data (html_data.h): the peak, its moment, leaks, the OOM and its ledger */
     h_expect(html, "<script type=\"application/json\" id=gl-data>\n{\"format\":\"gpuledger-report\",\"version\":1,");
     h_expect(html, "\"devices\":[{\"device\":0,\"peak\":[29,");
-    h_expect(html, ",85983232],\"end_bytes\":2097152,\"buckets\":1000,\"moments\":[[1,0,67108864],");
+    h_expect(html, ",85983232],\"peak_step\":null,\"end_bytes\":2097152,\"buckets\":1000,\"moments\":[[1,0,67108864],");
     h_expect(html, "\"leak_bytes\":2097152,\"cached_bytes\":0,");
     h_expect(html, "\"api\":\"cudaMalloc\",\"size\":1125899906842624,\"result\":2,\"live\":69206016,");
     h_expect(html, "\"frames\":[[\"load_weights\",");
