@@ -10,15 +10,10 @@ long gl_step_at(const struct gl_run *r, int64_t seq)
 {
     if (!r->nsteps)
         return -1;
-    size_t lo = 0, hi = r->nsteps;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (r->steps[mid] < seq)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return (long)lo;
+    long n = 0; /* step ends before seq (asked a few times per report: a scan) */
+    while ((size_t)n < r->nsteps && r->steps[n] < seq)
+        n++;
+    return n;
 }
 
 static int cmp_u64(const void *a, const void *b)

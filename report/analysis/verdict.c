@@ -60,9 +60,11 @@ static size_t growth_text(const struct gl_verdict *v, char *buf, size_t sz)
                                 v->limited ? "" : " free on the device", v->steps_left, v->steps_left == 1.0 ? "" : "s");
     if (n < sz && v->cached_free < t->per_step)
         n += (size_t)snprintf(buf + n, sz - n, ": expandable segments would buy less than one step");
-    else if (n < sz)
-        n += (size_t)snprintf(buf + n, sz - n, ": expandable segments would buy at most %.0f step%s",
-                              (double)(v->cached_free / t->per_step), v->cached_free / t->per_step == 1 ? "" : "s");
+    else if (n < sz) {
+        unsigned long long steps = v->cached_free / t->per_step; /* whole steps the cache holds */
+        n += (size_t)snprintf(buf + n, sz - n, ": expandable segments would buy at most %llu step%s", steps,
+                              steps == 1 ? "" : "s");
+    }
     return n < sz ? n : sz;
 }
 

@@ -319,12 +319,11 @@ const char *gl_fc_class_name(int cls)
  * whole. */
 static const char *short_py_path(const char *file)
 {
-    static const char *const roots[] = {"/site-packages/", "/dist-packages/"};
-    for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++) {
-        const char *p = strstr(file, roots[i]);
-        if (p)
-            return p + strlen(roots[i]);
-    }
+    const char *pkg = strstr(file, "/site-packages/"); /* both roots are 15 characters */
+    if (!pkg)
+        pkg = strstr(file, "/dist-packages/");
+    if (pkg)
+        return pkg + 15;
     if (stdlib_file(file) && !starts(file, "<frozen ")) {
         const char *p = strstr(file, "/lib/python") + 11;
         return strchr(p, '/') + 1;
