@@ -33,6 +33,7 @@ struct gl_alloc {
 #define GL_AF_ITEM 0x1u      /* a row of the ledger: listed by stack (gl_is_item) */
 #define GL_AF_ALLOCATOR 0x2u /* CUDA memory of PyTorch's caching allocator (its segments) */
 #define GL_AF_TAGGED 0x4u    /* cat comes from an identity tag */
+#define GL_AF_CLOSURE 0x8u   /* made inside the closure of an optimizer's step(closure) */
 
 /* gl_alloc.cat: an identity tag's category (GL_TAG_*, below 16), or one
  * decided by lifetime (a block untagged) */

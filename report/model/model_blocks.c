@@ -9,8 +9,9 @@
  *    expandable segments, the cuMemCreate handles mapped in the range a
  *    segment row maps;
  *  - each untagged block's category by lifetime: made inside
- *    Optimizer.step() (its range "optimizer.step"): the optimizer's
- *    temporaries; made inside a forward (range "forward"): activations
+ *    Optimizer.step() (its range "optimizer.step"), outside the closure
+ *    it calls ("optimizer.closure"): the optimizer's temporaries; made
+ *    inside a forward (range "forward"): activations
  *    when it outlives that forward, temporaries when not; otherwise
  *    temporaries when made and freed within one step;
  *  - the ledger's rows (gl_is_item) and each device's tensor peak (and its
@@ -94,12 +95,19 @@ static const struct gl_annot *range_at(const struct gl_annots *an, int64_t seq)
     return lo < an->n && an->v[lo].seq == seq && an->v[lo].op == GL_OP_RANGE_PUSH ? &an->v[lo] : NULL;
 }
 
-/* An untagged block's category by what it lived through (0: none). */
-static uint8_t lifetime(const struct gl_run *r, const struct gl_annots *an, const struct gl_alloc *b)
+/* An untagged block's category by what it lived through (0: none). Made
+ * inside the closure an optimizer's step calls (range "optimizer.closure",
+ * inside "optimizer.step"): as in an eager loop, and flagged GL_AF_CLOSURE
+ * (the optimizer's frames above it say nothing of what it is for). */
+static uint8_t lifetime(const struct gl_run *r, const struct gl_annots *an, struct gl_alloc *b)
 {
     const struct gl_annot *fwd = NULL;
     int depth = 0;
     for (const struct gl_annot *x = range_at(an, b->range_seq); x && depth < 64; x = range_at(an, x->parent_seq)) {
+        if (!strcmp(x->label, "optimizer.closure")) {
+            b->flags |= GL_AF_CLOSURE;
+            break;
+        }
         if (!strcmp(x->label, "optimizer.step"))
             return GL_CAT_OPTIMIZER_TEMPORARIES;
         if (!fwd && !strcmp(x->label, "forward"))
