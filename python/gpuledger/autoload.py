@@ -3,8 +3,11 @@ change to the job's code: the launcher puts gpuledger/_boot on PYTHONPATH,
 whose sitecustomize calls install(); when the job imports torch, the
 allocator shim is built (once, cached) and attached (GPULEDGER_TORCH=blocks,
 the launcher's --torch) and the identity hooks are registered (unless
-GPULEDGER_TORCH_HOOKS=0). Nothing here may break the job: any failure is one
-line on stderr.
+GPULEDGER_TORCH_HOOKS=0); when it imports cupy, a memory hook gives its
+pool's blocks (_cupy.py, unless GPULEDGER_CUPY_HOOK=0); when it imports jax,
+its allocator's statistics are sampled at marks, steps and exit (_jax.py,
+unless GPULEDGER_JAX_STATS=0). Nothing here may break the job: any failure
+is one line on stderr.
 """
 import os
 import sys

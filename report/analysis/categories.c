@@ -169,6 +169,8 @@ const char *gl_cat_name(int cat)
         return "temporaries";
     case GL_CAT_OPTIMIZER_TEMPORARIES:
         return "optimizer_temporaries";
+    case GL_CAT_XLA_ARENA:
+        return "xla_arena";
     default:
         return cat > 0 && cat < GL_TAG_COUNT ? gl_tag_name(cat) : NULL;
     }
@@ -206,5 +208,6 @@ int gl_is_cached_category(const char *cat)
     /* segments a caching allocator keeps, module globals the driver frees
      * at unload, the CUDA-graph pool's reservation until a trim: held at
      * exit by design, not leaks */
-    return cat && (!strcmp(cat, "allocator_cache") || !strcmp(cat, "static") || !strcmp(cat, "graph_pool"));
+    return cat && (!strcmp(cat, "allocator_cache") || !strcmp(cat, "static") || !strcmp(cat, "graph_pool") ||
+                   !strcmp(cat, "xla_arena"));
 }

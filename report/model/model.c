@@ -4,6 +4,7 @@
  * counted; everything kept is then bounded (seqs, sizes and live bytes
  * below 2^62, times within the run), so no analysis can overflow. */
 #include "model.h"
+#include "model_fwstats.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -503,6 +504,10 @@ struct gl_run *gl_run_load(const char *path, char *err, size_t errsz)
         return NULL;
     }
     optimizer_steps(r);
+    if (gl_run_load_fw_stats(r, err, errsz)) {
+        gl_run_free(r);
+        return NULL;
+    }
     /* devices with events but no counted memory still get a row */
     for (size_t i = 0; i < r->nfails; i++)
         gl_run_device(r, r->fails[i].device);
@@ -525,5 +530,6 @@ void gl_run_free(struct gl_run *r)
     free(r->fails);
     free(r->marks);
     free(r->steps);
+    free(r->fw);
     free(r);
 }

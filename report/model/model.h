@@ -41,6 +41,7 @@ enum {
     GL_CAT_ACTIVATIONS = 16,        /* made in a forward, outliving it (freed in backward) */
     GL_CAT_TEMPORARIES,             /* made and freed within one step (or one forward) */
     GL_CAT_OPTIMIZER_TEMPORARIES,   /* made inside Optimizer.step(), not its state */
+    GL_CAT_XLA_ARENA,               /* JAX/XLA's allocator's reservation (model_fwstats.c) */
 };
 
 struct gl_fail {            /* an OOM or other failed allocation */
@@ -119,6 +120,8 @@ struct gl_run {
     size_t nsteps;
     int steps_from;          /* GL_STEPS_* */
     int has_blocks;          /* some device has PyTorch allocator blocks */
+    struct gl_fw_sample *fw; /* a framework's own allocator statistics (model_fwstats.h), in seq order */
+    size_t nfw;
     struct gl_device devs[GL_MAX_DEVICES];
     int ndevs;
     int64_t first_ns, last_ns;
@@ -131,6 +134,7 @@ enum { GL_STEPS_NONE, GL_STEPS_MARKS, GL_STEPS_OPTIMIZER };
 #define GL_OPTIMIZER_STEP_MARK "optimizer step "
 
 /* Open and load. On error returns NULL with "FILE: problem" in err. */
+struct gl_fw_sample;
 struct gl_run *gl_run_load(const char *path, char *err, size_t errsz);
 void gl_run_free(struct gl_run *r);
 

@@ -24,10 +24,16 @@
 #include "model.h"
 #include "model_annot.h"
 #include "model_blocks.h"
+#include "model_fwstats.h"
 #include "reader.h"
 #include "u64map.h"
 
 #define MAX_PENDING_MAPS 4096 /* mappings waiting for a segment row to claim them */
+
+static int is_step_mark(const char *label)
+{
+    return !gl_is_fw_stats_label(label);
+}
 
 static int is_optimizer_mark(const char *label)
 {
@@ -38,7 +44,7 @@ static int set_steps(struct gl_run *r, const struct gl_annots *an)
 {
     size_t own = 0, opt = 0, nmarks = 0;
     for (size_t i = 0; i < an->n; i++)
-        if (an->v[i].op == GL_OP_MARK) {
+        if (an->v[i].op == GL_OP_MARK && is_step_mark(an->v[i].label)) {
             nmarks++;
             if (is_optimizer_mark(an->v[i].label))
                 opt++;
@@ -59,7 +65,8 @@ static int set_steps(struct gl_run *r, const struct gl_annots *an)
         memcpy(r->steps, r->marks, n * sizeof *r->steps);
     } else {
         for (size_t i = 0; i < an->n; i++)
-            if (an->v[i].op == GL_OP_MARK && is_optimizer_mark(an->v[i].label) == (from == GL_STEPS_OPTIMIZER))
+            if (an->v[i].op == GL_OP_MARK && is_step_mark(an->v[i].label) &&
+                is_optimizer_mark(an->v[i].label) == (from == GL_STEPS_OPTIMIZER))
                 r->steps[r->nsteps++] = an->v[i].seq;
     }
     r->nsteps = n;

@@ -133,10 +133,58 @@ static void test_cupy_pool(void **state)
     h_expect(r.out, "gpuledger gate: FAIL — 3.00 MiB never freed (limit 0 B) in 1 database");
 }
 
+static void test_jax_stats(void **state)
+{
+    (void)state;
+    struct run_result r;
+    sqlite3 *db = run_py(&r, "tests/progs/py_jax.py", "jax.db", NULL);
+    /* one sample at each of the 3 steps and one at exit */
+    assert_int_equal(h_int(db, "SELECT count(*) FROM annotations WHERE label GLOB 'gpuledger.stats jax device=0 *'"),
+                     4);
+    assert_string_equal(h_text(db, "SELECT label FROM annotations WHERE label GLOB 'gpuledger.stats *' ORDER BY seq "
+                                   "DESC LIMIT 1"),
+                        "gpuledger.stats jax device=0 bytes_in_use=3146496 peak_bytes_in_use=8389376 "
+                        "bytes_limit=67108864 bytes_reserved=0 largest_alloc_size=5242880 num_allocs=6");
+    sqlite3_close(db);
+    /* the job's own final figures are the report's */
+    assert_int_equal(printed(r.out, "stats in_use="), 3146496);
+    assert_int_equal(printed(r.out, " peak="), 8389376);
+    assert_int_equal(printed(r.out, " limit="), 64 * MiB);
+    char path[600];
+    snprintf(path, sizeof path, "%s/jax.db", h_dir());
+    h_run(&r, NULL, ARGV(GL, "report", path));
+    assert_int_equal(r.status, 0);
+    /* the arena: the allocator's reservation, its figures from memory_stats */
+    h_expect(r.out, "  at the peak, by category: xla_arena 64.00 MiB (100%)\n");
+    h_expect(r.out, "  jax's allocator, from its memory_stats() (4 samples at marks, steps and exit): 3.00 MiB in use "
+                    "at the last, peak in use 8.00 MiB (peak_bytes_in_use), limit 64.00 MiB (bytes_limit); its arena: "
+                    "64.00 MiB in 1 allocation (xla_arena, the allocator's reservation, not a leak)\n"
+                    "    not visible inside the arena: which arrays hold it, their stacks, the holes between them");
+    h_run(&r, NULL, ARGV(GL, "report", "--format", "json", path));
+    h_expect(r.out, "\"framework_stats\":{\"framework\":\"jax\",\"samples\":4,\"bytes_in_use_last\":3146496,"
+                    "\"peak_bytes_in_use\":8389376,\"peak_seq\":9,\"bytes_limit\":67108864,\"arena_bytes\":67108864,"
+                    "\"arena_allocations\":1}");
+    /* the samples are not steps (3, from gpuledger.step()), the arena no leak */
+    h_run(&r, NULL, ARGV(GL, "leaks", "--steps", path));
+    h_expect(r.out, "0 B never freed in 0 leak chains");
+    h_expect(r.out, "growing step after step (3 steps ended by the program's marks): none");
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "0", path));
+    assert_int_equal(r.status, 0);
+
+    /* GPULEDGER_JAX_STATS=0: no samples, and the arena is a plain allocation */
+    db = run_py(&r, "tests/progs/py_jax.py", "nostats.db", "GPULEDGER_JAX_STATS=0");
+    assert_int_equal(h_int(db, "SELECT count(*) FROM annotations WHERE label GLOB 'gpuledger.stats *'"), 0);
+    sqlite3_close(db);
+    snprintf(path, sizeof path, "%s/nostats.db", h_dir());
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "0", path));
+    assert_int_equal(r.status, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_cupy_pool, h_teardown),
+        cmocka_unit_test_teardown(test_jax_stats, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
