@@ -29,6 +29,12 @@ def _started(jax):
     """True when JAX has made its backends (asking for devices before would
     start it: never start the job's framework for it)."""
     bridge = sys.modules.get("jax._src.xla_bridge")
+    ask = getattr(bridge, "backends_are_initialized", None)
+    if ask is not None:
+        try:
+            return bool(ask())
+        except Exception:  # noqa: BLE001
+            return False
     return bool(getattr(bridge, "_backends", None))
 
 
