@@ -171,6 +171,8 @@ const char *gl_cat_name(int cat)
         return "optimizer_temporaries";
     case GL_CAT_XLA_ARENA:
         return "xla_arena";
+    case GL_CAT_PRIVATE_POOL:
+        return "private_pool";
     default:
         return cat > 0 && cat < GL_TAG_COUNT ? gl_tag_name(cat) : NULL;
     }
@@ -206,8 +208,9 @@ const char *gl_categorize(const struct gl_rules *r, struct gl_stacks *s, const s
 int gl_is_cached_category(const char *cat)
 {
     /* segments a caching allocator keeps, module globals the driver frees
-     * at unload, the CUDA-graph pool's reservation until a trim: held at
-     * exit by design, not leaks */
+     * at unload, the CUDA-graph pool's reservation until a trim, XLA's
+     * arena, the blocks of a PyTorch private pool (what a captured graph
+     * holds): held at exit by design, not leaks */
     return cat && (!strcmp(cat, "allocator_cache") || !strcmp(cat, "static") || !strcmp(cat, "graph_pool") ||
-                   !strcmp(cat, "xla_arena"));
+                   !strcmp(cat, "xla_arena") || !strcmp(cat, "private_pool"));
 }

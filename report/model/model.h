@@ -42,6 +42,8 @@ enum {
     GL_CAT_TEMPORARIES,             /* made and freed within one step (or one forward) */
     GL_CAT_OPTIMIZER_TEMPORARIES,   /* made inside Optimizer.step(), not its state */
     GL_CAT_XLA_ARENA,               /* JAX/XLA's allocator's reservation (model_fwstats.c) */
+    GL_CAT_PRIVATE_POOL,            /* a block of a PyTorch private pool: a CUDA graph's (graph trees,
+                                       torch.compile mode="reduce-overhead") or a MemPool's */
 };
 
 struct gl_fail {            /* an OOM or other failed allocation */

@@ -8,7 +8,9 @@
  *    its segment row names (the row comes right after that call), or, for
  *    expandable segments, the cuMemCreate handles mapped in the range a
  *    segment row maps;
- *  - each untagged block's category by lifetime: made inside
+ *  - an untagged block in a private pool (a CUDA graph's, a
+ *    torch.cuda.MemPool's): private_pool;
+ *  - each other untagged block's category by lifetime: made inside
  *    Optimizer.step() (its range "optimizer.step"), outside the closure
  *    it calls ("optimizer.closure"): the optimizer's temporaries; made
  *    inside a forward (range "forward"): activations
@@ -280,6 +282,8 @@ int gl_run_link_blocks(struct gl_run *r, char *err, size_t errsz)
         const struct gl_device *dev = r->has_blocks ? find_device(r, a->device) : NULL;
         int blocks = dev && dev->blocks;
         if (a->kind == GL_KIND_BLOCK) {
+            if (!a->cat && a->pool) /* a CUDA graph's or a torch.cuda.MemPool's private pool */
+                a->cat = GL_CAT_PRIVATE_POOL;
             if (!a->cat)
                 a->cat = lifetime(r, &an, a);
             a->flags |= GL_AF_ITEM;

@@ -640,6 +640,38 @@ static void test_closure_loop(void **state)
     sqlite3_close(db);
 }
 
+/* A private pool's blocks (a CUDA graph's, torch.cuda.MemPool's): named
+ * private_pool with their pool's id, held by design (not leaks). */
+static void test_private_pool(void **state)
+{
+    (void)state;
+    if (!strcmp(getenv("GL_HAVE_CXX") ? getenv("GL_HAVE_CXX") : "0", "0"))
+        skip();
+    stand_in_torch();
+    struct run_result r;
+    static char env[3][1200], path[600];
+    snprintf(env[0], sizeof env[0], "PYTHONPATH=%s", h_dir());
+    snprintf(env[1], sizeof env[1], "GPULEDGER_CACHE_DIR=%s/cache", h_dir());
+    snprintf(env[2], sizeof env[2], "LD_LIBRARY_PATH=%s", h_build("tests/fakecuda"));
+    snprintf(path, sizeof path, "%s/pool.db", h_dir());
+    h_run(&r, ENV(env[0], env[1], env[2]),
+          ARGV(GL, "run", "-q", "-o", path, "--", "/usr/bin/env", "python3", src("tests/progs/py_graph_pool.py")));
+    if (r.status != 0)
+        fail_msg("py_graph_pool.py: exit %d\n%s\n%s", r.status, r.out, r.err);
+    assert_non_null(strstr(r.out, "pool 0 1\n"));
+    /* pool (0, 1): its second half with bit 63 set */
+    sqlite3 *db = h_open(path);
+    assert_string_equal(h_text(db, "SELECT group_concat(requested || ':' || printf('%x', pool), ' ') FROM (SELECT * "
+                                   "FROM tensor_blocks ORDER BY id)"),
+                        "4096:8000000000000001 1000:8000000000000001 8192:0");
+    sqlite3_close(db);
+    report_says(path, ARGV("report"),
+                ARGV("    by category: other 8.00 KiB (62%), private_pool 5.00 KiB (38%)\n",
+                     "held by a caching allocator (not a leak)"));
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "0", path));
+    assert_int_equal(r.status, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -655,6 +687,7 @@ int main(void)
         cmocka_unit_test_teardown(test_blocks_during_capture, h_teardown),
         cmocka_unit_test_teardown(test_python_job, h_teardown),
         cmocka_unit_test_teardown(test_closure_loop, h_teardown),
+        cmocka_unit_test_teardown(test_private_pool, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
