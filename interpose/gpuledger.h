@@ -94,6 +94,17 @@ typedef int (*gpuledger_torch_attach_fn)(gpuledger_torch_event_fn emit, char *er
  * stderr says why), -2 not recording. */
 int gpuledger_torch_register(gpuledger_torch_attach_fn attach);
 
+/* Another allocator with the same two layers (blocks handed out of
+ * segments it keeps): CuPy's MemoryPool, reported by the gpuledger Python
+ * package's cupy.cuda.MemoryHook. action: GPULEDGER_TORCH_ALLOC ..
+ * GPULEDGER_TORCH_SEGMENT_FREE, as gpuledger_torch_event's; block_bytes: an
+ * ALLOC's rounded size (its block), else 0. The pool's free blocks are its
+ * cache (allocator_cache), not leaks. */
+enum gpuledger_allocator {
+    GPULEDGER_ALLOCATOR_CUPY = 1,
+};
+void gpuledger_pool_event(int allocator, int action, int device, uint64_t addr, uint64_t size, uint64_t block_bytes);
+
 /* ---- Questions about what this process has recorded ------------------------
  * For tests and checks (the Python package's pytest plugin and
  * gpuledger.measure are built on them). Each call waits until gpuledger's

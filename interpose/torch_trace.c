@@ -82,11 +82,11 @@ static int fold_completion(int device, uint64_t addr)
     return same;
 }
 
-GL_EXPORT void gpuledger_torch_event(int action, int device, uint64_t addr, uint64_t size, uint64_t stream,
-                                     uint64_t pool_a, uint64_t pool_b, uint64_t extra)
+/* One trace entry of an allocator with PyTorch's two layers, its api the
+ * allocator's (PyTorch's caching allocator, CuPy's MemoryPool). */
+static void allocator_event(uint16_t api, int action, int device, uint64_t addr, uint64_t size, uint64_t stream,
+                            uint64_t pool_a, uint64_t pool_b, uint64_t extra)
 {
-    if (action <= 0 || action >= NACT || !act[action].api)
-        return;
     if (action == GPULEDGER_TORCH_FREE_COMPLETED && fold_completion(device, addr))
         return;
     if (!gl_enter()) {
@@ -94,7 +94,7 @@ GL_EXPORT void gpuledger_torch_event(int action, int device, uint64_t addr, uint
         return;
     }
     int oom = action == GPULEDGER_TORCH_OOM;
-    struct gl_call c = {.api = act[action].api,
+    struct gl_call c = {.api = api,
                         .result = oom ? 2 /* out of memory */ : 0,
                         .device = device,
                         .addr = addr,
@@ -122,6 +122,24 @@ GL_EXPORT void gpuledger_torch_event(int action, int device, uint64_t addr, uint
     else
         gl_publish(&cl, c.result);
     gl_leave();
+}
+
+GL_EXPORT void gpuledger_torch_event(int action, int device, uint64_t addr, uint64_t size, uint64_t stream,
+                                     uint64_t pool_a, uint64_t pool_b, uint64_t extra)
+{
+    if (action <= 0 || action >= NACT || !act[action].api)
+        return;
+    allocator_event(act[action].api, action, device, addr, size, stream, pool_a, pool_b, extra);
+}
+
+GL_EXPORT void gpuledger_pool_event(int allocator, int action, int device, uint64_t addr, uint64_t size,
+                                    uint64_t block_bytes)
+{
+    /* a pool without snapshots, OOM rows, configs or expandable segments */
+    if (allocator != GPULEDGER_ALLOCATOR_CUPY || action < GPULEDGER_TORCH_ALLOC ||
+        action > GPULEDGER_TORCH_SEGMENT_FREE)
+        return;
+    allocator_event(GL_API_cupy_pool, action, device, addr, size, 0, 0, 0, block_bytes);
 }
 
 GL_EXPORT void gpuledger_tag(int category, const uint64_t *addrs, const uint64_t *sizes, size_t n)

@@ -348,17 +348,27 @@ static int new_free_block(struct gl_bm *m, int dev, uint64_t addr, uint64_t size
     return index_blk(m, i);
 }
 
-int gl_bm_segment_alloc(struct gl_bm *m, int dev, uint64_t addr, uint64_t size)
+static int segment_alloc(struct gl_bm *m, int dev, uint64_t addr, uint64_t size, enum seg_kind kind)
 {
     struct dev *d = dev_of(m, dev);
     int32_t i;
-    if (new_free_block(m, dev, addr, size, size == SMALL_BUFFER ? SEG_SMALL : SEG_LARGE, &i) ||
+    if (new_free_block(m, dev, addr, size, kind, &i) ||
         run_insert(d, addr, addr + size, 0))
         return -1;
     d->st.reserved += size;
     d->st.segments++;
     peak(&d->st, 0);
     return 0;
+}
+
+int gl_bm_segment_alloc(struct gl_bm *m, int dev, uint64_t addr, uint64_t size)
+{
+    return segment_alloc(m, dev, addr, size, size == SMALL_BUFFER ? SEG_SMALL : SEG_LARGE);
+}
+
+int gl_bm_segment_alloc_splitting(struct gl_bm *m, int dev, uint64_t addr, uint64_t size)
+{
+    return segment_alloc(m, dev, addr, size, SEG_SMALL);
 }
 
 int gl_bm_segment_free(struct gl_bm *m, int dev, uint64_t addr, uint64_t size)

@@ -69,6 +69,10 @@ uint64_t gl_bm_round_size(const struct gl_bm *m, uint64_t requested);
  * dev: 0 .. GL_MAX_DEVICES - 1 (others share one slot). seq: the
  * event's number, remembered as the block's. */
 int gl_bm_segment_alloc(struct gl_bm *m, int dev, uint64_t addr, uint64_t size);
+/* A segment of a pool that splits a free block for any remainder of at
+ * least 512 bytes, whatever its size (CuPy's MemoryPool), as PyTorch does
+ * in its small segments. */
+int gl_bm_segment_alloc_splitting(struct gl_bm *m, int dev, uint64_t addr, uint64_t size);
 int gl_bm_segment_free(struct gl_bm *m, int dev, uint64_t addr, uint64_t size);
 int gl_bm_segment_map(struct gl_bm *m, int dev, uint64_t addr, uint64_t size);
 int gl_bm_segment_unmap(struct gl_bm *m, int dev, uint64_t addr, uint64_t size);

@@ -67,7 +67,8 @@ static int segment(struct gl_blocks *b, struct gl_rows *rows, const struct gl_ev
     if (op == GL_OP_ALLOC) {
         fits = ev->api == GL_API_torch_snapshot
                    ? gl_bm_snapshot_segment(b->bm, ev->device, ev->addr, ev->size, (int)(ev->aux & 1))
-                   : gl_bm_segment_alloc(b->bm, ev->device, ev->addr, ev->size);
+               : ev->api == GL_API_cupy_pool ? gl_bm_segment_alloc_splitting(b->bm, ev->device, ev->addr, ev->size)
+                                             : gl_bm_segment_alloc(b->bm, ev->device, ev->addr, ev->size);
     } else if (op == GL_OP_MAP) {
         fits = gl_bm_segment_map(b->bm, ev->device, ev->addr, ev->size);
     } else if (op == GL_OP_FREE || op == GL_OP_UNMAP) {

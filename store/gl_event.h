@@ -151,6 +151,9 @@
     X(torch_allocator, 60, "CUDACachingAllocator", ALLOC, BLOCK, SYNC)                              \
     X(torch_snapshot, 61, "CUDACachingAllocator.snapshot", ALLOC, BLOCK, SYNC) /* there at attach */ \
     X(gpuledger_tag, 62, "gpuledger_tag", TAG, NONE, SYNC)                                          \
+    /* CuPy's MemoryPool, through the gpuledger package's cupy.cuda.MemoryHook (_cupy.py): blocks and  \
+     * segments as PyTorch's (gpuledger_pool_event) */                                              \
+    X(cupy_pool, 63, "cupy.MemoryPool", ALLOC, BLOCK, SYNC)                                         \
     X(gpuledger_heap_register, 70, "gpuledger_heap_register", ALLOC, HEAP, SYNC)                    \
     X(gpuledger_heap_unregister, 71, "gpuledger_heap_unregister", FREE, HEAP, SYNC)                 \
     X(gpuledger_heap_reset, 72, "gpuledger_heap_reset", HEAP_RESET, HEAP, SYNC)                     \

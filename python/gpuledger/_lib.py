@@ -93,6 +93,8 @@ label = _as_is if builtins else _bytes
 
 
 tag = _bind(_scope, "gpuledger_tag", None, [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t])
+pool_event = _bind(_scope, "gpuledger_pool_event", None,
+                   [ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64])
 torch_register = _bind(_scope, "gpuledger_torch_register", ctypes.c_int, [ctypes.c_void_p])
 # heaps and regions of a program's own pools (pool.py)
 _vp, _sz = ctypes.c_void_p, ctypes.c_size_t
@@ -111,6 +113,10 @@ TAG_GRADIENTS = 2
 TAG_OPTIMIZER_STATE = 3
 TAG_KV_CACHE = 4
 TAG_BUFFERS = 5
+
+# gpuledger.h, enum gpuledger_torch_action (those gpuledger_pool_event takes) and enum gpuledger_allocator
+POOL_ALLOC, POOL_FREE_REQUESTED, POOL_FREE_COMPLETED, POOL_SEGMENT_ALLOC, POOL_SEGMENT_FREE = 1, 2, 3, 4, 5
+ALLOCATOR_CUPY = 1
 
 # gpuledger.h, GPULEDGER_TORCH_ABI: what the shim's gpuledger_torch_shim_abi() returns
 TORCH_ABI = 1

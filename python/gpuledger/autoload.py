@@ -3,8 +3,11 @@ change to the job's code: the launcher puts gpuledger/_boot on PYTHONPATH,
 whose sitecustomize calls install(); when the job imports torch, the
 allocator shim is built (once, cached) and attached (GPULEDGER_TORCH=blocks,
 the launcher's --torch) and the identity hooks are registered (unless
-GPULEDGER_TORCH_HOOKS=0). Nothing here may break the job: any failure is one
-line on stderr.
+GPULEDGER_TORCH_HOOKS=0); when it imports cupy, a memory hook gives its
+pool's blocks (_cupy.py, unless GPULEDGER_CUPY_HOOK=0); when it imports jax,
+its allocator's statistics are sampled at marks, steps and exit (_jax.py,
+unless GPULEDGER_JAX_STATS=0). Nothing here may break the job: any failure
+is one line on stderr.
 """
 import os
 import sys
@@ -38,15 +41,39 @@ def on_torch(torch):
             _say("PyTorch hooks not installed (%s: %s); categories fall back to frame rules" % (type(e).__name__, e))
 
 
-class _TorchFinder:
-    """A meta path finder that sees `import torch` once and arranges for
-    on_torch() to run right after torch's own module code."""
+def on_cupy(cupy):
+    """cupy has just been imported: its pool's blocks through a MemoryHook (_cupy.py)."""
+    if _off("GPULEDGER_CUPY_HOOK"):
+        return
+    try:
+        from . import _cupy
+        _cupy.install(cupy)
+    except Exception as e:  # noqa: BLE001 - never break the job
+        _say("no CuPy pool ledger (%s: %s); the CUDA ledger goes on" % (type(e).__name__, e))
 
-    def __init__(self):
+
+def on_jax(jax):
+    """jax has just been imported: its allocator's statistics at marks and steps (_jax.py)."""
+    if _off("GPULEDGER_JAX_STATS"):
+        return
+    try:
+        from . import _jax
+        _jax.install(jax)
+    except Exception as e:  # noqa: BLE001 - never break the job
+        _say("no JAX allocator statistics (%s: %s); the CUDA ledger goes on" % (type(e).__name__, e))
+
+
+class _TorchFinder:
+    """A meta path finder that sees `import <name>` (torch by default) once
+    and arranges for its callback (on_torch) to run right after the
+    module's own code."""
+
+    def __init__(self, name="torch", callback=None):
         self.busy = False
+        self.name, self.callback = name, callback or on_torch
 
     def find_spec(self, name, path=None, target=None):
-        if name != "torch" or self.busy:
+        if name != self.name or self.busy:
             return None
         import importlib.util
         self.busy = True
@@ -66,7 +93,7 @@ class _TorchFinder:
                 del loader.exec_module  # back to the class's own method
             except AttributeError:
                 pass
-            on_torch(module)
+            self.callback(module)
         loader.exec_module = exec_module
         return spec
 
@@ -79,11 +106,12 @@ def _uninstall(finder):
 
 
 def install():
-    """Arrange for on_torch() at torch's import (or now, if imported)."""
+    """Arrange for on_torch() at torch's import (or now, if imported), and
+    the same for CuPy (on_cupy) and JAX (on_jax)."""
     if not _lib.loaded():
         return  # not under gpuledger (LD_PRELOAD dropped on the way): nothing to do
-    if "torch" in sys.modules:
-        on_torch(sys.modules["torch"])
-        return
-    if not any(isinstance(f, _TorchFinder) for f in sys.meta_path):
-        sys.meta_path.insert(0, _TorchFinder())
+    for name, callback in (("torch", on_torch), ("cupy", on_cupy), ("jax", on_jax)):
+        if name in sys.modules:
+            callback(sys.modules[name])
+        elif not any(isinstance(f, _TorchFinder) and f.name == name for f in sys.meta_path):
+            sys.meta_path.insert(0, _TorchFinder(name, callback))

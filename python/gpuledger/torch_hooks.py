@@ -5,7 +5,9 @@ block live at such an address that category for its whole life.
 
 * Every optimizer (torch.optim's global step hooks): around each step() a
   range "optimizer.step" (what is allocated and freed inside it is the
-  optimizer's temporaries, apart from its state); after it, the parameters,
+  optimizer's temporaries, apart from its state), and around the closure
+  step(closure) calls (LBFGS, Lightning) a range "optimizer.closure" (its
+  forward and backward as in an eager loop); after it, the parameters,
   their gradients and the state tensors — each sent only when its address
   changed, in one batched call per category — and the end of a step for
   `gpuledger leaks --steps`.
@@ -104,10 +106,41 @@ def _opt_state(opt):
     return st
 
 
+def _in_step(closure):
+    """The closure step(closure) calls (LBFGS, Lightning), inside a range
+    "optimizer.closure": what its forward and backward make is categorised
+    as in an eager loop, not as the optimizer's temporaries."""
+    def closure_in_step(*a, **kw):
+        pushed = _enabled and _push is not None
+        if pushed:
+            _push(b"optimizer.closure")
+        try:
+            return closure(*a, **kw)
+        finally:
+            if pushed and _pop is not None:
+                _pop()
+    return closure_in_step
+
+
+def _with_closure(opt, args, kwargs):
+    """(args, kwargs) with step()'s closure wrapped (torch passes self as
+    args[0]), or None when there is none."""
+    if callable(kwargs.get("closure")):
+        kwargs = dict(kwargs, closure=_in_step(kwargs["closure"]))
+        return args, kwargs
+    at = 1 if args and args[0] is opt else 0
+    if len(args) > at and callable(args[at]):
+        return args[:at] + (_in_step(args[at]),) + tuple(args[at + 1:]), kwargs
+    return None
+
+
 def _opt_pre(opt, args, kwargs):
     if _enabled and _push is not None:
         _push(b"optimizer.step")
         _opt_state(opt).open = True
+        if args or kwargs:
+            return _with_closure(opt, args, kwargs)
+    return None
 
 
 def _opt_post(opt, args, kwargs):

@@ -169,21 +169,38 @@ const char *gl_cat_name(int cat)
         return "temporaries";
     case GL_CAT_OPTIMIZER_TEMPORARIES:
         return "optimizer_temporaries";
+    case GL_CAT_XLA_ARENA:
+        return "xla_arena";
+    case GL_CAT_PRIVATE_POOL:
+        return "private_pool";
     default:
         return cat > 0 && cat < GL_TAG_COUNT ? gl_tag_name(cat) : NULL;
     }
 }
 
+/* A rule that cannot hold for this allocation: a tensor is never the
+ * allocator's cache, whatever frames it has; one made inside the closure
+ * of an optimizer's step(closure) is not the optimizer's for the
+ * optimizer's frames above it. */
+static int rule_excluded(const struct gl_rule *rule, const struct gl_alloc *a)
+{
+    return (a->kind == GL_KIND_BLOCK && !strcmp(rule->category, "allocator_cache")) ||
+           ((a->flags & GL_AF_CLOSURE) && !strcmp(rule->category, "optimizer"));
+}
+
 const char *gl_categorize(const struct gl_rules *r, struct gl_stacks *s, const struct gl_alloc *a)
 {
     const char *known = gl_cat_name(a->cat);
+    const struct gl_stack *st = known && (a->flags & GL_AF_TAGGED) ? NULL : gl_stack_get(s, a->stack_id);
+    if (known && st) /* by lifetime: a library's workspace stays one wherever it was made */
+        for (size_t i = 0; i < r->n; i++)
+            if (!strcmp(r->v[i].category, "workspace") && r->v[i].field != GL_RF_KIND && r->v[i].field != GL_RF_API &&
+                st->n && rule_matches(&r->v[i], st, a))
+                return "workspace";
     if (known) /* identity, or lifetime */
         return known;
-    const struct gl_stack *st = gl_stack_get(s, a->stack_id);
     for (size_t i = 0; i < r->n; i++)
-        /* a tensor is never the allocator's cache, whatever frames it has */
-        if (!(a->kind == GL_KIND_BLOCK && !strcmp(r->v[i].category, "allocator_cache")) &&
-            rule_matches(&r->v[i], st, a))
+        if (!rule_excluded(&r->v[i], a) && rule_matches(&r->v[i], st, a))
             return r->v[i].category;
     return "other";
 }
@@ -191,7 +208,9 @@ const char *gl_categorize(const struct gl_rules *r, struct gl_stacks *s, const s
 int gl_is_cached_category(const char *cat)
 {
     /* segments a caching allocator keeps, module globals the driver frees
-     * at unload, the CUDA-graph pool's reservation until a trim: held at
-     * exit by design, not leaks */
-    return cat && (!strcmp(cat, "allocator_cache") || !strcmp(cat, "static") || !strcmp(cat, "graph_pool"));
+     * at unload, the CUDA-graph pool's reservation until a trim, XLA's
+     * arena, the blocks of a PyTorch private pool (what a captured graph
+     * holds): held at exit by design, not leaks */
+    return cat && (!strcmp(cat, "allocator_cache") || !strcmp(cat, "static") || !strcmp(cat, "graph_pool") ||
+                   !strcmp(cat, "xla_arena") || !strcmp(cat, "private_pool"));
 }

@@ -4,6 +4,7 @@
  * counted; everything kept is then bounded (seqs, sizes and live bytes
  * below 2^62, times within the run), so no analysis can overflow. */
 #include "model.h"
+#include "model_fwstats.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -541,6 +542,10 @@ struct gl_run *gl_run_load_with(const char *path, const struct gl_load *what, ch
         return NULL;
     }
     optimizer_steps(r);
+    if (gl_run_load_fw_stats(r, err, errsz)) {
+        gl_run_free(r);
+        return NULL;
+    }
     /* devices with events but no counted memory still get a row (not -1:
      * a failed free a recorder could not place on a device) */
     for (size_t i = 0; i < r->nfails; i++)
@@ -579,5 +584,6 @@ void gl_run_free(struct gl_run *r)
     }
     free(r->block_facts);
     free(r->map_devs);
+    free(r->fw);
     free(r);
 }

@@ -42,6 +42,7 @@ struct gl_alloc {
 #define GL_AF_ITEM 0x1u      /* a row of the ledger: listed by stack (gl_is_item) */
 #define GL_AF_ALLOCATOR 0x2u /* CUDA memory of PyTorch's caching allocator (its segments) */
 #define GL_AF_TAGGED 0x4u    /* cat comes from an identity tag */
+#define GL_AF_CLOSURE 0x8u   /* made inside the closure of an optimizer's step(closure) */
 
 /* gl_alloc.cat: an identity tag's category (GL_TAG_*, below 16), or one
  * decided by lifetime (a block untagged) */
@@ -49,6 +50,9 @@ enum {
     GL_CAT_ACTIVATIONS = 16,        /* made in a forward, outliving it (freed in backward) */
     GL_CAT_TEMPORARIES,             /* made and freed within one step (or one forward) */
     GL_CAT_OPTIMIZER_TEMPORARIES,   /* made inside Optimizer.step(), not its state */
+    GL_CAT_XLA_ARENA,               /* JAX/XLA's allocator's reservation (model_fwstats.c) */
+    GL_CAT_PRIVATE_POOL,            /* a block of a PyTorch private pool: a CUDA graph's (graph trees,
+                                       torch.compile mode="reduce-overhead") or a MemPool's */
 };
 
 struct gl_fail {            /* an OOM, other failed allocation, or a failed free */
@@ -186,6 +190,8 @@ struct gl_run {
     size_t nsteps;
     int steps_from;          /* GL_STEPS_* */
     int has_blocks;          /* some device has PyTorch allocator blocks */
+    struct gl_fw_sample *fw; /* a framework's own allocator statistics (model_fwstats.h), in seq order */
+    size_t nfw;
     struct gl_device devs[GL_MAX_DEVICES];
     int ndevs;
     int64_t first_ns, last_ns;
@@ -248,6 +254,7 @@ enum { GL_STEPS_NONE, GL_STEPS_MARKS, GL_STEPS_OPTIMIZER };
 
 /* Open and load, the tables beside event_log too. On error returns NULL
  * with "FILE: problem" in err. */
+struct gl_fw_sample;
 struct gl_run *gl_run_load(const char *path, char *err, size_t errsz);
 /* The same, and what `what` asks (NULL: nothing more). */
 struct gl_run *gl_run_load_with(const char *path, const struct gl_load *what, char *err, size_t errsz);

@@ -8,9 +8,12 @@
  *    its segment row names (the row comes right after that call), or, for
  *    expandable segments, the cuMemCreate handles mapped in the range a
  *    segment row maps;
- *  - each untagged block's category by lifetime: made inside
- *    Optimizer.step() (its range "optimizer.step"): the optimizer's
- *    temporaries; made inside a forward (range "forward"): activations
+ *  - an untagged block in a private pool (a CUDA graph's, a
+ *    torch.cuda.MemPool's): private_pool;
+ *  - each other untagged block's category by lifetime: made inside
+ *    Optimizer.step() (its range "optimizer.step"), outside the closure
+ *    it calls ("optimizer.closure"): the optimizer's temporaries; made
+ *    inside a forward (range "forward"): activations
  *    when it outlives that forward, temporaries when not; otherwise
  *    temporaries when made and freed within one step;
  *  - the ledger's rows (gl_is_item) and each device's tensor peak (and its
@@ -23,10 +26,16 @@
 #include "model.h"
 #include "model_annot.h"
 #include "model_blocks.h"
+#include "model_fwstats.h"
 #include "reader.h"
 #include "u64map.h"
 
 #define MAX_PENDING_MAPS 4096 /* mappings waiting for a segment row to claim them */
+
+static int is_step_mark(const char *label)
+{
+    return !gl_is_fw_stats_label(label);
+}
 
 static int is_optimizer_mark(const char *label)
 {
@@ -37,7 +46,7 @@ static int set_steps(struct gl_run *r, const struct gl_annots *an)
 {
     size_t own = 0, opt = 0, nmarks = 0;
     for (size_t i = 0; i < an->n; i++)
-        if (an->v[i].op == GL_OP_MARK) {
+        if (an->v[i].op == GL_OP_MARK && is_step_mark(an->v[i].label)) {
             nmarks++;
             if (is_optimizer_mark(an->v[i].label))
                 opt++;
@@ -58,7 +67,8 @@ static int set_steps(struct gl_run *r, const struct gl_annots *an)
         memcpy(r->steps, r->marks, n * sizeof *r->steps);
     } else {
         for (size_t i = 0; i < an->n; i++)
-            if (an->v[i].op == GL_OP_MARK && is_optimizer_mark(an->v[i].label) == (from == GL_STEPS_OPTIMIZER))
+            if (an->v[i].op == GL_OP_MARK && is_step_mark(an->v[i].label) &&
+                is_optimizer_mark(an->v[i].label) == (from == GL_STEPS_OPTIMIZER))
                 r->steps[r->nsteps++] = an->v[i].seq;
     }
     r->nsteps = n;
@@ -94,12 +104,19 @@ static const struct gl_annot *range_at(const struct gl_annots *an, int64_t seq)
     return lo < an->n && an->v[lo].seq == seq && an->v[lo].op == GL_OP_RANGE_PUSH ? &an->v[lo] : NULL;
 }
 
-/* An untagged block's category by what it lived through (0: none). */
-static uint8_t lifetime(const struct gl_run *r, const struct gl_annots *an, const struct gl_alloc *b)
+/* An untagged block's category by what it lived through (0: none). Made
+ * inside the closure an optimizer's step calls (range "optimizer.closure",
+ * inside "optimizer.step"): as in an eager loop, and flagged GL_AF_CLOSURE
+ * (the optimizer's frames above it say nothing of what it is for). */
+static uint8_t lifetime(const struct gl_run *r, const struct gl_annots *an, struct gl_alloc *b)
 {
     const struct gl_annot *fwd = NULL;
     int depth = 0;
     for (const struct gl_annot *x = range_at(an, b->range_seq); x && depth < 64; x = range_at(an, x->parent_seq)) {
+        if (!strcmp(x->label, "optimizer.closure")) {
+            b->flags |= GL_AF_CLOSURE;
+            break;
+        }
         if (!strcmp(x->label, "optimizer.step"))
             return GL_CAT_OPTIMIZER_TEMPORARIES;
         if (!fwd && !strcmp(x->label, "forward"))
@@ -269,6 +286,8 @@ int gl_run_link_blocks(struct gl_run *r, char *err, size_t errsz)
         const struct gl_device *dev = r->has_blocks ? find_device(r, a->device) : NULL;
         int blocks = dev && dev->blocks;
         if (a->kind == GL_KIND_BLOCK) {
+            if (!a->cat && a->pool) /* a CUDA graph's or a torch.cuda.MemPool's private pool */
+                a->cat = GL_CAT_PRIVATE_POOL;
             if (!a->cat)
                 a->cat = lifetime(r, &an, a);
             a->flags |= GL_AF_ITEM;

@@ -3,6 +3,7 @@
 #include "dossier.h"
 #include "json.h"
 #include "render_diagnosis.h"
+#include "model_fwstats.h"
 #include "render_heaps.h"
 #include "render.h"
 
@@ -188,6 +189,19 @@ static void device(struct gl_json *j, struct gl_dossier *ds, struct gl_dev_view 
             gl_jw_i64(j, "step", gl_step_at(ds->run, v->dev->tensor_peak_seq));
         groups(j, "ledger", ds, &v->tensor_peak, top, 0);
         categories(j, v->tensor_cats, v->ntensor_cats, 1);
+        gl_jw_end(j);
+    }
+    struct gl_fw_device fw;
+    if (gl_fw_device(ds->run, v->dev->device, &fw)) { /* a framework's own allocator statistics (JAX/XLA) */
+        gl_jw_obj(j, "framework_stats");
+        gl_jw_str(j, "framework", fw.framework);
+        gl_jw_u64(j, "samples", fw.n);
+        gl_jw_u64(j, "bytes_in_use_last", fw.in_use_end);
+        gl_jw_u64(j, "peak_bytes_in_use", fw.peak);
+        gl_jw_i64(j, "peak_seq", fw.peak_seq);
+        gl_jw_u64(j, "bytes_limit", fw.limit);
+        gl_jw_u64(j, "arena_bytes", fw.arena);
+        gl_jw_u64(j, "arena_allocations", fw.arena_allocs);
         gl_jw_end(j);
     }
     gl_jw_u64(j, "live_end_bytes", v->dev->live_end);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "dossier.h"
+#include "model_fwstats.h"
 #include "out.h"
 #include "render.h"
 #include "render_diagnosis.h"
@@ -166,6 +167,28 @@ static const char *step_text(const struct gl_run *r, int64_t seq, char *buf, siz
     return buf;
 }
 
+/* A framework's own allocator statistics for this device (JAX/XLA), and
+ * what they cannot show. */
+static void fw_stats(FILE *f, const struct gl_run *r, int device)
+{
+    struct gl_fw_device fw;
+    char b[32], t[32], u[32], w[32];
+    if (!gl_fw_device(r, device, &fw))
+        return;
+    fputs("  ", f);
+    gl_text_str(f, fw.framework);
+    fprintf(f,
+            "'s allocator, from its memory_stats() (%zu sample%s at marks, steps and exit): %s in use at the last, "
+            "peak in use %s (peak_bytes_in_use), limit %s (bytes_limit)",
+            fw.n, gl_s(fw.n), gl_fmt_bytes(fw.in_use_end, b, sizeof b), gl_fmt_bytes(fw.peak, t, sizeof t),
+            gl_fmt_bytes(fw.limit, u, sizeof u));
+    if (fw.arena_allocs)
+        fprintf(f, "; its arena: %s in %zu allocation%s (xla_arena, the allocator's reservation, not a leak)",
+                gl_fmt_bytes(fw.arena, w, sizeof w), fw.arena_allocs, gl_s(fw.arena_allocs));
+    fputs("\n    not visible inside the arena: which arrays hold it, their stacks, the holes between them (XLA "
+          "places its buffers with no CUDA call)\n", f);
+}
+
 static void one(FILE *f, struct gl_dossier *ds, int top)
 {
     struct gl_run *r = ds->run;
@@ -235,6 +258,7 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
         } else if (v->ncats) {
             ledger(f, ds, "  at the peak, by category:", v->cats, v->ncats, "  peak ledger", &v->peak, top);
         }
+        fw_stats(f, r, v->dev->device);
         if (v->dev->blocks && v->dev->tensor_peak_seq && !ds->at) {
             const struct gl_device *dv = v->dev;
             char st[32];

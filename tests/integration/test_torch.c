@@ -523,7 +523,7 @@ static void test_python_job(void **state)
     assert_true(h_int(db, "SELECT count(*) FROM tensor_blocks") > 40);
     assert_int_equal(h_int(db, "SELECT count(*) FROM tensor_blocks WHERE stack_id IS NULL"), 0);
     assert_int_equal(h_int(db, "SELECT count(*) FROM tensor_blocks b JOIN stack_frames f ON f.stack_id = b.stack_id "
-                               "AND f.python AND f.symbol = 'AdamW._step' AND f.line IN (61, 62)"),
+                               "AND f.python AND f.symbol = 'AdamW._step' AND f.line IN (69, 70)"),
                      4 * 2);
     /* a block made from Python: its Python frames and the native frames
      * above them (7 here: ctypes' and the stand-in allocator's; at most
@@ -569,14 +569,14 @@ static void test_python_job(void **state)
     db = run_job_env(&r, "native3.db", "blocks", "1", "GPULEDGER_TORCH_NATIVE_DEPTH=3");
     assert_int_equal(h_int(db, MOST_NATIVE_FRAMES), 3);
     assert_int_equal(h_int(db, "SELECT count(*) FROM tensor_blocks b JOIN stack_frames f ON f.stack_id = b.stack_id "
-                               "AND f.python AND f.symbol = 'AdamW._step' AND f.line IN (61, 62)"),
+                               "AND f.python AND f.symbol = 'AdamW._step' AND f.line IN (69, 70)"),
                      4 * 2);
     sqlite3_close(db);
     db = run_job_env(&r, "native0.db", "blocks", "1", "GPULEDGER_TORCH_NATIVE_DEPTH=0");
     assert_string_equal(h_text(db, MOST_NATIVE_FRAMES), ""); /* no block has any */
     assert_int_equal(h_int(db, "SELECT count(*) FROM tensor_blocks WHERE stack_id IS NULL"), 0);
     assert_int_equal(h_int(db, "SELECT count(*) FROM tensor_blocks b JOIN stack_frames f ON f.stack_id = b.stack_id "
-                               "AND f.python AND f.symbol = 'AdamW._step' AND f.line IN (61, 62)"),
+                               "AND f.python AND f.symbol = 'AdamW._step' AND f.line IN (69, 70)"),
                      4 * 2);
     sqlite3_close(db);
 
@@ -630,10 +630,10 @@ static void test_diagnosis_growth(void **state)
              "request: 2.00 MiB at train_step (%s:31)).\n",
              py, py);
     snprintf(want[1], sizeof want[1],
-             "     evidence: verdict: growth: this request: demand: live tensors 60.02 MiB of the 62.00 MiB the "
-             "allocator holds (1.98 MiB cached free, 2.00 MiB asked)");
+             "     evidence: verdict: growth: this request: demand: live tensors 60.03 MiB of the 62.00 MiB the "
+             "allocator holds (1.97 MiB cached free, 2.00 MiB asked)");
     snprintf(want[2], sizeof want[2],
-             "; underlying: +3.00 MiB/step at Net.forward (%s:20) since step 1 — the 1.98 MiB cached free and 0 B "
+             "; underlying: +3.00 MiB/step at Net.forward (%s:20) since step 1 — the 1.97 MiB cached free and 0 B "
              "free on the device hold 0.7 steps of it: expandable segments would buy less than one step\n",
              py);
     snprintf(want[3], sizeof want[3], "  OUT OF MEMORY at +");
@@ -643,6 +643,96 @@ static void test_diagnosis_growth(void **state)
                      "\"step\":14,\"bytes\":2097152,",
                      "\"request\":\"demand\",\"growth\":{\"per_step\":3145728,\"since_step\":1,"));
     report_says(path, ARGV("summary"), ARGV(", 1 out-of-memory failure\n"));
+}
+
+/* The line of `gpuledger report` starting with `prefix` (its first). */
+static const char *report_line(const char *db, const char *prefix)
+{
+    static struct run_result r;
+    static char line[1024];
+    h_run(&r, NULL, ARGV(GL, "report", db));
+    assert_int_equal(r.status, 0);
+    const char *p = strstr(r.out, prefix);
+    if (!p)
+        fail_msg("no '%s' in the report of %s:\n%s", prefix, db, r.out);
+    snprintf(line, sizeof line, "%.*s", (int)strcspn(p, "\n"), p);
+    return line;
+}
+
+/* step(closure), as LBFGS and Lightning call it: the closure's forward and
+ * backward run inside the optimizer's step, and get the categories of the
+ * same loop run eagerly (activations, temporaries, the cuBLAS workspace);
+ * the optimizer's own temporaries stay its own. */
+static void test_closure_loop(void **state)
+{
+    (void)state;
+    if (!strcmp(getenv("GL_HAVE_CXX") ? getenv("GL_HAVE_CXX") : "0", "0"))
+        skip();
+    stand_in_torch();
+    static const char *const want =
+        "    by category: activations 1.00 MiB (63%), temporaries 512.00 KiB (32%), optimizer_state 50.00 KiB (3%), "
+        "parameters 25.00 KiB (2%), workspace 8.00 KiB (0%), other 1.50 KiB (0%)";
+    char path[2][600], line[1024];
+    for (int i = 0; i < 2; i++) {
+        const char *mode = i ? "closure" : "eager";
+        struct run_result r;
+        static char env[3][1200];
+        snprintf(env[0], sizeof env[0], "PYTHONPATH=%s", h_dir());
+        snprintf(env[1], sizeof env[1], "GPULEDGER_CACHE_DIR=%s/cache", h_dir());
+        snprintf(env[2], sizeof env[2], "LD_LIBRARY_PATH=%s", h_build("tests/fakecuda"));
+        snprintf(path[i], sizeof path[i], "%s/%s.db", h_dir(), mode);
+        h_run(&r, ENV(env[0], env[1], env[2]),
+              ARGV(GL, "run", "-q", "-o", path[i], "--", "/usr/bin/env", "python3", src("tests/progs/py_closure.py"),
+                   mode));
+        if (r.status != 0)
+            fail_msg("py_closure.py %s: exit %d\n%s\n%s", mode, r.status, r.out, r.err);
+        assert_non_null(strstr(r.out, "losses 3\n"));
+        /* the tensor peak comes inside the third forward: by category */
+        snprintf(line, sizeof line, "%s", report_line(path[i], "    by category: "));
+        assert_string_equal(line, want);
+    }
+    /* the closure ran inside each step, in a range of its own */
+    sqlite3 *db = h_open(path[1]);
+    assert_int_equal(h_int(db, "SELECT count(*) FROM annotations c JOIN annotations s ON s.seq = c.parent_seq WHERE "
+                               "c.label = 'optimizer.closure' AND s.label = 'optimizer.step'"),
+                     3);
+    /* the optimizer's temporaries: made and freed inside its step, outside the closure */
+    assert_int_equal(h_int(db, "SELECT count(*) FROM tensor_blocks b JOIN annotations a ON a.seq = b.range_seq WHERE "
+                               "a.label = 'optimizer.step' AND b.category IS NULL AND b.released_ns IS NOT NULL"),
+                     3 * 4);
+    sqlite3_close(db);
+}
+
+/* A private pool's blocks (a CUDA graph's, torch.cuda.MemPool's): named
+ * private_pool with their pool's id, held by design (not leaks). */
+static void test_private_pool(void **state)
+{
+    (void)state;
+    if (!strcmp(getenv("GL_HAVE_CXX") ? getenv("GL_HAVE_CXX") : "0", "0"))
+        skip();
+    stand_in_torch();
+    struct run_result r;
+    static char env[3][1200], path[600];
+    snprintf(env[0], sizeof env[0], "PYTHONPATH=%s", h_dir());
+    snprintf(env[1], sizeof env[1], "GPULEDGER_CACHE_DIR=%s/cache", h_dir());
+    snprintf(env[2], sizeof env[2], "LD_LIBRARY_PATH=%s", h_build("tests/fakecuda"));
+    snprintf(path, sizeof path, "%s/pool.db", h_dir());
+    h_run(&r, ENV(env[0], env[1], env[2]),
+          ARGV(GL, "run", "-q", "-o", path, "--", "/usr/bin/env", "python3", src("tests/progs/py_graph_pool.py")));
+    if (r.status != 0)
+        fail_msg("py_graph_pool.py: exit %d\n%s\n%s", r.status, r.out, r.err);
+    assert_non_null(strstr(r.out, "pool 0 1\n"));
+    /* pool (0, 1): its second half with bit 63 set */
+    sqlite3 *db = h_open(path);
+    assert_string_equal(h_text(db, "SELECT group_concat(requested || ':' || printf('%x', pool), ' ') FROM (SELECT * "
+                                   "FROM tensor_blocks ORDER BY id)"),
+                        "4096:8000000000000001 1000:8000000000000001 8192:0");
+    sqlite3_close(db);
+    report_says(path, ARGV("report"),
+                ARGV("    by category: other 8.00 KiB (62%), private_pool 5.00 KiB (38%)\n",
+                     "held by a caching allocator (not a leak)"));
+    h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "0", path));
+    assert_int_equal(r.status, 0);
 }
 
 int main(void)
@@ -660,6 +750,8 @@ int main(void)
         cmocka_unit_test_teardown(test_blocks_during_capture, h_teardown),
         cmocka_unit_test_teardown(test_python_job, h_teardown),
         cmocka_unit_test_teardown(test_diagnosis_growth, h_teardown),
+        cmocka_unit_test_teardown(test_closure_loop, h_teardown),
+        cmocka_unit_test_teardown(test_private_pool, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -60,6 +60,7 @@ struct Bridge final : alloc::CUDAAllocator {
 };
 
 Bridge *bridge;
+uint64_t pool_a, pool_b; // the private pool allocations go to now (stub_set_pool): {0, 0} the default
 
 void to_trackers(int action, uint64_t addr, uint64_t size, int stream, uint64_t extra)
 {
@@ -70,7 +71,7 @@ void to_trackers(int action, uint64_t addr, uint64_t size, int stream, uint64_t 
     if (action < GPULEDGER_TORCH_ALLOC || action > GPULEDGER_TORCH_OOM)
         return;
     Entry e(of[action], 0, action == GPULEDGER_TORCH_OOM ? extra : addr, size,
-            reinterpret_cast<void *>(static_cast<uintptr_t>(stream)), {0, 0});
+            reinterpret_cast<void *>(static_cast<uintptr_t>(stream)), {pool_a, pool_b});
     for (auto &t : bridge->trackers)
         t(e);
 }
@@ -83,4 +84,12 @@ extern "C" void stub_install_bridge(int expandable, uint64_t max_split)
     fa_init(expandable, max_split);
     fa_set_tracker(to_trackers);
     alloc::allocator.store(bridge);
+}
+
+// torch.cuda.use_mem_pool of the stand-in: the trace entries that follow
+// carry this pool id ({0, 0}: the default pool again)
+extern "C" void stub_set_pool(uint64_t a, uint64_t b)
+{
+    pool_a = a;
+    pool_b = b;
 }

@@ -31,6 +31,7 @@ _c10.fa_malloc.argtypes = [ctypes.c_uint64, ctypes.c_int, ctypes.c_void_p]
 _c10.fa_free.argtypes = [ctypes.c_uint64]
 _c10.fa_record_stream.argtypes = [ctypes.c_uint64]
 _c10.stub_install_bridge.argtypes = [ctypes.c_int, ctypes.c_uint64]
+_c10.stub_set_pool.argtypes = [ctypes.c_uint64, ctypes.c_uint64]
 _c10.stub_install_bridge("expandable_segments:True" in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""), 0)
 
 _tape = []  # outputs kept for backward
@@ -79,4 +80,4 @@ def empty(nbytes, device=None):
     return Tensor(nbytes)
 
 
-from . import nn, optim  # noqa: E402,F401
+from . import cuda, nn, optim  # noqa: E402,F401

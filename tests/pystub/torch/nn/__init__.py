@@ -1,4 +1,5 @@
-"""torch.nn of the stand-in (tests only): Module, Parameter, Linear."""
+"""torch.nn of the stand-in (tests only): Module, Parameter, Linear (and the
+cuBLAS workspace its first forward makes)."""
 import weakref
 
 import torch
@@ -18,6 +19,16 @@ class Parameter(torch.Tensor):
         return id(self)
 
 
+_workspace = []
+
+
+def setWorkspaceForHandle():  # noqa: N802 - named as PyTorch's cuBLAS workspace call (a native frame there)
+    """The cuBLAS workspace of the stand-in: 8 KiB made at the first
+    matrix product (wherever that is) and kept."""
+    if not _workspace:
+        _workspace.append(torch.Tensor(8192))
+
+
 class Linear(Module):
     def __init__(self, n_in, n_out):
         super().__init__()
@@ -26,6 +37,7 @@ class Linear(Module):
         self.n_out = n_out
 
     def forward(self, x):
+        setWorkspaceForHandle()
         tmp = torch.Tensor(4 * self.n_out)  # made and freed in forward
         y = torch.Tensor(4 * self.n_out)
         torch._tape.append(y)  # saved for backward

@@ -1,7 +1,8 @@
 """torch.optim.optimizer of the stand-in (tests only): the global step
 hooks, and an AdamW that makes its state (two tensors per parameter, and a
 step count that is not a tensor) at its first step, with temporaries made
-and freed inside each step."""
+and freed inside each step; step(closure) calls the closure first, as
+torch's optimizers do."""
 import collections
 import itertools
 
@@ -36,12 +37,18 @@ class Optimizer:
         self.param_groups = [{"params": list(params)}]
         self.state = collections.defaultdict(dict)
 
-    def step(self):
+    def step(self, *args, **kwargs):
+        """As torch's profile_hook_step: the hooks get (self, args, kwargs)
+        with self at args[0]; a pre hook may return new (args, kwargs)."""
+        args = (self,) + args
         for h in list(_pre.values()):
-            h(self, (), {})
-        self._step()
+            got = h(self, args, kwargs)
+            if got is not None:
+                args, kwargs = got
+        out = self._step(*args[1:], **kwargs)
         for h in list(_post.values()):
-            h(self, (), {})
+            h(self, args, kwargs)
+        return out
 
     def zero_grad(self, set_to_none=True):
         for g in self.param_groups:
@@ -50,7 +57,8 @@ class Optimizer:
 
 
 class AdamW(Optimizer):
-    def _step(self):
+    def _step(self, closure=None):
+        loss = closure() if closure is not None else None  # LBFGS and Lightning's way
         for g in self.param_groups:
             for p in g["params"]:
                 if p.grad is None:
@@ -63,3 +71,4 @@ class AdamW(Optimizer):
                 st["step"] += 1
                 tmp = torch.Tensor(p.nbytes)  # an optimizer temporary
                 del tmp
+        return loss
