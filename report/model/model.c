@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model_retention.h"
 #include "reader.h"
 #include "u64map.h"
 
@@ -506,7 +507,7 @@ struct gl_run *gl_run_load(const char *path, char *err, size_t errsz)
     /* devices with events but no counted memory still get a row */
     for (size_t i = 0; i < r->nfails; i++)
         gl_run_device(r, r->fails[i].device);
-    if (gl_run_link_blocks(r, err, errsz)) {
+    if (gl_run_link_blocks(r, err, errsz) || gl_retention_load(r, err, errsz)) {
         gl_run_free(r);
         return NULL;
     }
@@ -525,5 +526,6 @@ void gl_run_free(struct gl_run *r)
     free(r->fails);
     free(r->marks);
     free(r->steps);
+    gl_retention_free(r);
     free(r);
 }

@@ -121,6 +121,8 @@ struct gl_run {
     struct gl_device devs[GL_MAX_DEVICES];
     int ndevs;
     int64_t first_ns, last_ns;
+    struct gl_retention_path *retention; /* what keeps memory alive (model_retention.h) */
+    size_t n_retention;
 };
 
 /* Where steps come from (gl_run.steps_from). */
