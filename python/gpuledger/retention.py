@@ -235,6 +235,20 @@ def _global_line(path, name):
     return 0
 
 
+def module_file(m):
+    """A module's file: __file__, else its spec's or loader's (CPython
+    deletes __main__.__file__ once the script has run: at exit)."""
+    d = m.__dict__
+    path = d.get("__file__")
+    if isinstance(path, str):
+        return path
+    for holder, attr in ((d.get("__spec__"), "origin"), (d.get("__loader__"), "path")):
+        v = getattr(holder, attr, None) if holder is not None else None
+        if isinstance(v, str) and v not in ("built-in", "frozen"):
+            return v
+    return None
+
+
 def program_roots(skip_frames=()):
     """(root text, file, line, object) for the program's roots: the frames'
     locals of every thread (innermost first; skip_frames: code objects whose
@@ -255,7 +269,7 @@ def program_roots(skip_frames=()):
         del top, f
     mods = []
     for name, m in list(sys.modules.items()):
-        path = getattr(m, "__file__", None) if isinstance(m, types.ModuleType) else None
+        path = module_file(m) if isinstance(m, types.ModuleType) else None
         if name == "__main__" or (path and is_program_file(path)):
             mods.append((name != "__main__", name, m, path or "<main>"))
     mods.sort(key=lambda x: (x[0], x[1]))
@@ -303,8 +317,13 @@ def find(tensors, roots=None, max_depth=12, max_objects=200000, budget_s=0.05, c
                 break
             if isinstance(o, kind):
                 st = storage(o)
-                if st is not None and st[0] and st[0] not in found:
-                    found[st[0]] = _path(nodes, roots, i, st, tname)
+                if st is not None and st[0]:
+                    # the shortest path, but a global's before a frame's
+                    # local (the frame lets go when it returns)
+                    r = _root_of(nodes, i)
+                    old = found.get(st[0])
+                    if old is None or (old[0] and not isinstance(roots[r][3], types.FrameType)):
+                        found[st[0]] = (isinstance(roots[r][3], types.FrameType), i, st)
                 continue  # a tensor's own references are not followed
             if depth >= max_depth:
                 if _has_children(o):
@@ -317,7 +336,9 @@ def find(tensors, roots=None, max_depth=12, max_objects=200000, budget_s=0.05, c
             except Exception:  # noqa: BLE001 - never break the job for one object
                 continue
             for text, c in kids:
-                if type(c) in _ATOMIC or id(c) in seen or id(c) in module_dicts:
+                if type(c) in _ATOMIC or id(c) in module_dicts:
+                    continue
+                if id(c) in seen and not isinstance(c, kind):  # a tensor is looked at on every path
                     continue
                 if len(nodes) >= max_objects:
                     cut = "objects"
@@ -326,11 +347,18 @@ def find(tensors, roots=None, max_depth=12, max_objects=200000, budget_s=0.05, c
                 nodes.append((c, i, text, depth + 1))
                 queue.append(len(nodes) - 1)
             del kids
+        found = {p: _path(nodes, roots, i, st, tname) for p, (_, i, st) in found.items()}
     finally:
         nodes.clear()
         queue.clear()
     elapsed = int((clock() - t0) * 1e6)
     return Result(found, not cut, visited, elapsed, cut)
+
+
+def _root_of(nodes, i):
+    while nodes[i][1] >= 0:
+        i = nodes[i][1]
+    return nodes[i][2]
 
 
 def _has_children(o):

@@ -131,14 +131,14 @@ def search(moment, budget_s, keep):
 
 
 def _biggest(res, found):
-    return sorted(found, key=lambda f: (-f.nbytes, f.ptr))[:TOP]
+    return sorted(found, key=lambda f: -f.nbytes)[:TOP]  # ties: in the order found
 
 
 def _new_since(previous):
     def keep(res, found):
         if previous is None:
             return []  # the first search: what is there is the baseline
-        return sorted((f for f in found if f.ptr not in previous), key=lambda f: (-f.nbytes, f.ptr))[:TOP_STEP]
+        return sorted((f for f in found if f.ptr not in previous), key=lambda f: -f.nbytes)[:TOP_STEP]
     return keep
 
 

@@ -4,7 +4,8 @@ retention.py) on plain Python objects that stand in for tensors (FakeTensor:
 a storage address and bytes), no torch: a list global, an attribute of an
 object in a dict, a closure cell, a cycle, a class attribute, a frame's
 local, a mutable default argument; exact paths and lines; its bounds
-(time through an injected clock, objects, depth) cut it deterministically
+(time through an injected clock, objects, depth); a global's path is
+preferred to a frame's local's (the frame lets go when it returns) cut it deterministically
 (complete False); and no reference to anything it visited survives it
 (weakref and sys.getrefcount)."""
 import importlib.util
@@ -151,12 +152,15 @@ def checks(d):
     # a frame's local (the default roots: every thread's frames, __main__, the program's modules)
     def holds_a_local():
         batch = {"x": FakeTensor(0x7f6000000000, 4 * MiB)}  # noqa: F841 - found through the frame
+        first = train.logits_kept[0]  # noqa: F841 - a local, but the global keeps it
         return retention.find(FAKE, budget_s=10)
     res = holds_a_local()
     ln = line_of(__file__, "return retention.find(FAKE, budget_s=10)")
     check("a frame's local", paths(res).get(hex(0x7f6000000000)),
           ("check_finder.py:%d in holds_a_local: local batch (dict, 1 item) → ['x'] → Tensor 4 MiB" % ln,
            "check_finder.py", ln))
+    check("a global's path before a local's", paths(res).get(hex(0x7f0000000000), ("",))[0],
+          "train.py: global logits_kept (list, 18 items) → [0] → Tensor 1000 MiB")
     check("the program's module found among the default roots", paths(res).get(hex(0x7f1000000000), ("",))[0],
           "train.py: global registry (dict, 1 item) → ['run'] (Holder) → .cache → Tensor 3 MiB")
 
