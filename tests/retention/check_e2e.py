@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""check_e2e.py BUILD_ROOT SOURCE_ROOT — what keeps memory alive, end to
+end: train_retention.py (an unmodified loop on the stand-in torch,
+tests/pystub, keeping each step's logits in a global list) under
+`gpuledger run --torch blocks` on a fake device of 64 MiB runs out of memory
+after 6 steps; the database's retention table then holds the paths found at
+the steps that grew, at the out-of-memory and at exit (exact rows), each on a
+block live then; `gpuledger leaks --steps` shows them under the growing
+chain (text and JSON); with GPULEDGER_RETENTION=0 the table stays empty."""
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+BUILD, SRC = sys.argv[1], sys.argv[2]
+GL = os.path.join(BUILD, "report", "gpuledger")
+failures = []
+
+
+def check(what, got, want):
+    if got != want:
+        failures.append("%s:\n--- got\n%r\n--- expected\n%r" % (what, got, want))
+
+
+def run(cmd, env, cwd):
+    e = dict(os.environ)
+    e.update(env)
+    return subprocess.run(cmd, env=e, cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def stand_in_torch(d):
+    shutil.copytree(os.path.join(SRC, "tests", "pystub", "torch"), os.path.join(d, "torch"))
+    os.symlink(os.path.join(SRC, "tests", "torchstub", "include"), os.path.join(d, "torch", "include"))
+    os.mkdir(os.path.join(d, "torch", "lib"))
+    for lib in ("libc10_cuda.so", "libc10.so"):
+        os.symlink(os.path.join(BUILD, "tests", lib), os.path.join(d, "torch", "lib", lib))
+    shutil.copy(os.path.join(SRC, "tests", "retention", "train_retention.py"), d)
+
+
+def line_of(path, text):
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            if text in line:
+                return n
+    raise SystemExit("check_e2e: %r not in %s" % (text, path))
+
+
+def record(d, db, extra):
+    env = {"PYTHONPATH": d, "GPULEDGER_CACHE_DIR": os.path.join(d, "cache"),
+           "LD_LIBRARY_PATH": os.path.join(BUILD, "tests", "fakecuda"), "FAKECUDA_MEM_BYTES": str(64 << 20)}
+    env.update(extra)
+    r = run([GL, "run", "-q", "--torch", "blocks", "-o", db, "--", sys.executable, "train_retention.py"], env, d)
+    check("train_retention.py ran (%s)" % extra, (r.returncode, r.stdout),
+          (0, "train_retention: out of memory after 6 steps\n"))
+    return r
+
+
+def main():
+    d = tempfile.mkdtemp(prefix="gl-retention-e2e-")
+    try:
+        checks(d)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    if failures:
+        print("\n\n".join(failures))
+        return 1
+    print("check_e2e: retention rows, leaks text and JSON, GPULEDGER_RETENTION=0: as expected")
+    return 0
+
+
+def checks(d):
+    stand_in_torch(d)
+    prog = os.path.join(d, "train_retention.py")
+    g = line_of(prog, "logits_kept = []")
+    db = os.path.join(d, "t.db")
+    r = record(d, db, {})
+    check("nothing said on stderr", [ln for ln in r.stderr.splitlines() if "shim" not in ln and "built it" not in ln],
+          [])
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT moment, step, bytes, path, root_file, root_line, complete, cut, pid = (SELECT pid"
+                       " FROM run), elapsed_us > 0 FROM retention ORDER BY rowid").fetchall()
+    path = "train_retention.py: global logits_kept (list, %d items) → [%d] → Tensor 8 MiB"
+    want = [("step", s, 8 << 20, path % (s, s - 1), prog, g, 1, 0, 1, 1) for s in (3, 4, 5, 6)]
+    want += [(m, 6, 8 << 20, path % (6, i), prog, g, 1, 0, 1, 1) for m in ("oom", "exit") for i in range(6)]
+    check("retention rows", rows, want)
+    # each path on a tensor block live when it was found (the newest at a step)
+    live = con.execute("SELECT count(*) FROM retention r WHERE EXISTS (SELECT 1 FROM event_log a WHERE a.kind = 11"
+                       " AND a.op = 1 AND a.addr = r.ptr AND a.seq <= r.seq AND NOT EXISTS (SELECT 1 FROM event_log f"
+                       " WHERE f.ref_seq = a.seq AND f.op IN (2, 20) AND f.seq <= r.seq))").fetchone()[0]
+    check("rows on live blocks", live, len(want))
+    check("schema version", con.execute("PRAGMA user_version").fetchone()[0], 3)
+    con.close()
+
+    r = run([GL, "leaks", "--steps", db], {}, d)
+    out = r.stdout.replace(d + "/", "")
+    tail = out.split("\n")[-6:]
+    check("leaks --steps: kept alive by", tail, [
+        "           kept alive by (at the out-of-memory, after 6 optimizer steps; 6 paths):",
+        "             " + path % (6, 5), "             " + path % (6, 4), "             " + path % (6, 3),
+        "             and 3 more", ""])
+    check("leaks --steps: the chain above them", "train_step (train_retention.py:%d)" % line_of(
+        prog, "logits = torch.empty(8 << 20)") in out, True)
+    r = run([GL, "leaks", "--steps", "--format", "json", db], {}, d)
+    j = json.loads(r.stdout)
+    runs = j["processes"]
+    grow = runs[0]["growing"]
+    k = grow[0].get("kept_alive", {})
+    check("JSON kept_alive", (k.get("moment"), k.get("total"), [p["path"] for p in k.get("paths", [])],
+                              [(os.path.basename(p["root_file"]), p["root_line"], p["step"], p["bytes"],
+                                p["complete"]) for p in k.get("paths", [])]),
+          ("oom", 6, [path % (6, 5), path % (6, 4), path % (6, 3)], [("train_retention.py", g, 6, 8 << 20, True)] * 3))
+
+    off = os.path.join(d, "off.db")
+    record(d, off, {"GPULEDGER_RETENTION": "0"})
+    con = sqlite3.connect(off)
+    check("GPULEDGER_RETENTION=0: no rows", con.execute("SELECT count(*) FROM retention").fetchone()[0], 0)
+    con.close()
+    r = run([GL, "leaks", "--steps", off], {}, d)
+    check("GPULEDGER_RETENTION=0: no kept-alive lines", "kept alive" in r.stdout, False)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
