@@ -6,7 +6,8 @@ tests/pystub, keeping each step's logits in a global list) under
 after 6 steps; the database's retention table then holds the paths found at
 the steps that grew, at the out-of-memory and at exit (exact rows), each on a
 block live then; `gpuledger leaks --steps` shows them under the growing
-chain (text and JSON); with GPULEDGER_RETENTION=0 the table stays empty."""
+chain (text and JSON); with GPULEDGER_RETENTION=0 the table stays empty; a
+path longer than a ring slot is cut at a character and flagged."""
 import json
 import os
 import shutil
@@ -120,6 +121,28 @@ def checks(d):
     con.close()
     r = run([GL, "leaks", "--steps", off], {}, d)
     check("GPULEDGER_RETENTION=0: no kept-alive lines", "kept alive" in r.stdout, False)
+
+    # a path longer than a ring slot: cut at a character, flagged; a moment
+    # that is not one: refused
+    cut_db = os.path.join(d, "cut.db")
+    prog = ("from gpuledger import retention_torch as rt\n"
+            "long = 'x.py: global kept (list, 1 item) ' + '→ [0] ' * 3000\n"
+            "print(rt._record(2, -1, 4096, 8, 5, 0, long.encode(), b'/x.py', 7), "
+            "rt._record(9, -1, 1, 1, 1, 1, b'p', b'', 0))\n")
+    r = run([GL, "run", "-q", "-o", cut_db, "--", sys.executable, "-c", prog],
+            {"LD_LIBRARY_PATH": os.path.join(BUILD, "tests", "fakecuda"), "GPULEDGER_STACK_DEPTH": "8"}, d)
+    check("a long path: cut (1), a bad moment refused (-1)", r.stdout, "1 -1\n")
+    con = sqlite3.connect(cut_db)
+    row = con.execute("SELECT moment, step, ptr, bytes, root_file, root_line, elapsed_us, complete, cut,"
+                      " length(CAST(path AS BLOB)), substr(path, 1, 38) FROM retention").fetchall()
+    plen = row[0][9] if row else 0
+    full = len(("x.py: global kept (list, 1 item) " + "→ [0] " * 3000).encode())
+    check("the cut row", [r_[:9] for r_ in row], [("exit", None, 4096, 8, "/x.py", 7, 5, 0, 1)])
+    # a slot holds GPULEDGER_STACK_DEPTH + 24 (+ the Python depth) words; the
+    # text was read back as UTF-8 by sqlite3 (a cut character would not be)
+    check("the cut text: its start, shorter", (row[0][10] if row else "", 200 < plen < full),
+          ("x.py: global kept (list, 1 item) → [0]", True))
+    con.close()
 
 
 if __name__ == "__main__":
