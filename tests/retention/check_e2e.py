@@ -134,14 +134,15 @@ def checks(d):
     check("a long path: cut (1), a bad moment refused (-1)", r.stdout, "1 -1\n")
     con = sqlite3.connect(cut_db)
     row = con.execute("SELECT moment, step, ptr, bytes, root_file, root_line, elapsed_us, complete, cut,"
-                      " length(CAST(path AS BLOB)), substr(path, 1, 38) FROM retention").fetchall()
+                      " length(CAST(path AS BLOB)), substr(path, 1, 38), path FROM retention").fetchall()
     plen = row[0][9] if row else 0
     full = len(("x.py: global kept (list, 1 item) " + "→ [0] " * 3000).encode())
     check("the cut row", [r_[:9] for r_ in row], [("exit", None, 4096, 8, "/x.py", 7, 5, 0, 1)])
     # a slot holds GPULEDGER_STACK_DEPTH + 24 (+ the Python depth) words; the
     # text was read back as UTF-8 by sqlite3 (a cut character would not be)
-    check("the cut text: its start, shorter", (row[0][10] if row else "", 200 < plen < full),
-          ("x.py: global kept (list, 1 item) → [0]", True))
+    check("the cut text: its start, shorter, whole characters",
+          (row[0][10] if row else "", 200 < plen < full, len(row[0][11].encode()) == plen if row else False),
+          ("x.py: global kept (list, 1 item) → [0]", True, True))
     con.close()
 
 
