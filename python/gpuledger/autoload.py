@@ -2,10 +2,10 @@
 change to the job's code: the launcher puts gpuledger/_boot on PYTHONPATH,
 whose sitecustomize calls install(); when the job imports torch, the
 allocator shim is built (once, cached) and attached (GPULEDGER_TORCH=blocks,
-the launcher's --torch) and the identity hooks are registered (unless
+the launcher's --torch), the identity hooks are registered (unless
 GPULEDGER_TORCH_HOOKS=0), and so are the retention finder's
-(retention_torch.py, unless GPULEDGER_RETENTION=0). Nothing here may break the job: any failure is one
-line on stderr.
+(retention_torch.py, unless GPULEDGER_RETENTION=0). Nothing here may break
+the job: any failure is one line on stderr.
 """
 import os
 import sys

@@ -19,7 +19,6 @@ Pure Python, no torch: what a tensor is and its storage's address and bytes
 come from a `tensors` argument (retention_torch.py gives PyTorch's).
 """
 import collections
-import gc
 import linecache
 import os
 import sys

@@ -176,11 +176,19 @@ def install(torch, value=None):
     st.oom_s, st.step_s = bounds
     st.tensors = torch_tensors(torch)
     st.allocated_fn = torch.cuda.memory_allocated
-    torch.cuda.memory._register_oom_observer(on_oom)
+    # each hook on its own: a torch without one still gets the others
+    for what, register in (("out-of-memory observer", lambda: torch.cuda.memory._register_oom_observer(on_oom)),
+                           ("optimizer step hook", _register_step_hook), ("exit", lambda: atexit.register(on_exit))):
+        try:
+            register()
+        except Exception as e:  # noqa: BLE001 - never break the job
+            sys.stderr.write("gpuledger: no retention search at the %s (%s: %s)\n" % (what, type(e).__name__, e))
+    return True
+
+
+def _register_step_hook():
     import torch.optim.optimizer as optimizer
     optimizer.register_optimizer_step_post_hook(on_step)
-    atexit.register(on_exit)
-    return True
 
 
 def cost(moment, budget_s=None):

@@ -3,9 +3,10 @@ what the gpuledger package touches. CUDA tensors take their memory from
 lib/libc10_cuda.so, the stand-in caching allocator of tests/torchstub,
 which tells trace trackers about every block as PyTorch's does; nn.Module
 has global and per-instance forward hooks; optim.Optimizer has the global
-step hooks; cuda has memory_allocated and the out-of-memory observers; and AdamW makes its state at its first step. A toy autograd:
-a forward keeps its outputs for backward, backward frees them and gives
-every parameter a new gradient.
+step hooks, and AdamW makes its state at its first step; cuda has
+memory_allocated and the out-of-memory observers; a tensor has its
+untyped_storage. A toy autograd: a forward keeps its outputs for backward,
+backward frees them and gives every parameter a new gradient.
 
 The test copies this directory next to the built library (lib/) and the
 stand-in header (include/)."""
