@@ -116,9 +116,10 @@ def _slots(t):
             yield name, k.__dict__.get(name)
 
 
-def _children(o, own):
+def _children(o, own, snapshots):
     """(step text, child) for what o references, without running the
-    program's code. own: classes whose attributes are searched."""
+    program's code. own: classes whose attributes are searched; snapshots:
+    where the frames' locals dicts made for the walk go (to be emptied)."""
     t = type(o)
     if isinstance(o, dict):
         for k, v in list(dict.items(o)):
@@ -168,7 +169,7 @@ def _children(o, own):
                     yield "." + _short(k), v
         return
     if t is types.FrameType:
-        yield from _frame_locals(o)
+        yield from _frame_locals(o, snapshots)
         return
     d = _instance_dict(o)
     if d is not None:
@@ -182,11 +183,22 @@ def _children(o, own):
                 pass
 
 
-def _frame_locals(f):
+_CO_OPTIMIZED = 0x1
+_SNAPSHOT = sys.version_info < (3, 13)  # PEP 667: f_locals is a proxy from 3.13 on
+
+
+def _frame_locals(f, snapshots):
+    """A frame's locals. Before 3.13, f_locals of a function's frame is a
+    dict the frame keeps until it returns, holding what the locals held when
+    it was read: the walk empties it when done (else it would keep alive a
+    tensor the function drops later; the next f_locals or locals() fills it
+    again)."""
     try:
         loc = f.f_locals
     except Exception:  # noqa: BLE001
         return
+    if _SNAPSHOT and isinstance(loc, dict) and f.f_code.co_flags & _CO_OPTIMIZED and loc is not f.f_globals:
+        snapshots.append(loc)
     for k, v in list(dict.items(loc)) if isinstance(loc, dict) else list(loc.items()):
         yield "." + _short(str(k)), v
 
@@ -299,6 +311,7 @@ def find(tensors, roots=None, max_depth=12, max_objects=200000, budget_s=0.05, c
     seen = set()
     found = {}
     queue = collections.deque()
+    snapshots = []
     visited, cut = 0, ""
     for r, (text, path, line, o) in enumerate(roots):
         seen.add(id(o))
@@ -331,7 +344,7 @@ def find(tensors, roots=None, max_depth=12, max_objects=200000, budget_s=0.05, c
             if isinstance(o, types.ModuleType) and parent >= 0:
                 continue  # another module: a root of its own, or a library's
             try:
-                kids = list(_children(o, own))
+                kids = list(_children(o, own, snapshots))
             except Exception:  # noqa: BLE001 - never break the job for one object
                 continue
             for text, c in kids:
@@ -350,6 +363,9 @@ def find(tensors, roots=None, max_depth=12, max_objects=200000, budget_s=0.05, c
     finally:
         nodes.clear()
         queue.clear()
+        for d in snapshots:
+            d.clear()
+        del snapshots[:]
     elapsed = int((clock() - t0) * 1e6)
     return Result(found, not cut, visited, elapsed, cut)
 

@@ -164,6 +164,20 @@ def checks(d):
     check("the program's module found among the default roots", paths(res).get(hex(0x7f1000000000), ("",))[0],
           "train.py: global registry (dict, 1 item) → ['run'] (Holder) → .cache → Tensor 3 MiB")
 
+    # a frame's locals read and let go: the walk leaves no snapshot of them
+    # behind (CPython < 3.13 keeps frame.f_locals' dict in the frame, which
+    # would hold a tensor the function later drops)
+    def drops_a_local():
+        t = FakeTensor(0x7f7000000000, 5 * MiB)
+        before = sys.getrefcount(t)
+        res = retention.find(FAKE, budget_s=10)
+        after = sys.getrefcount(t)
+        w = weakref.ref(t)
+        del t
+        return before, after, w() is None, hex(0x7f7000000000) in paths(res)
+    check("a local: found, its count unchanged, gone when dropped", drops_a_local()[1:], (drops_a_local()[0], True,
+                                                                                      True))
+
     # the time bound: a clock that moves 1 s at each reading; it is read at
     # the start and at every 64th object: the walk stops at the 64th
     ticks = [0.0]
