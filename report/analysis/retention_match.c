@@ -31,11 +31,11 @@ void gl_kept_alive(const struct gl_run *r, struct gl_stacks *s, const struct gl_
             while (at > 0 && k->paths[at - 1]->block->seq < p->block->seq)
                 at--;
             if (at < cap) {
-                size_t last = k->n < cap ? k->n : cap - 1;
-                memmove(&k->paths[at + 1], &k->paths[at], (last - at) * sizeof k->paths[0]);
-                k->paths[at] = p;
                 if (k->n < cap)
                     k->n++;
+                for (size_t j = k->n - 1; j > at; j--)
+                    k->paths[j] = k->paths[j - 1];
+                k->paths[at] = p;
             }
             k->total++;
             k->moment = order[o];

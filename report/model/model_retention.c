@@ -50,6 +50,8 @@ static char *dup_text(sqlite3_stmt *st, int col)
  * a PyTorch block before the CUDA allocation starting at the same place. */
 static int link_blocks(struct gl_run *r)
 {
+    if (!r->n_retention || !r->retention)
+        return 0;
     struct gl_u64map first; /* ptr -> 1 + index of its first path */
     size_t *next = calloc(r->n_retention + 1, sizeof *next);
     if (!next)
@@ -70,7 +72,7 @@ static int link_blocks(struct gl_run *r)
         uint64_t head;
         if (!gl_u64map_get(&first, a->addr, &head))
             continue;
-        for (size_t k = (size_t)head; k; k = next[k - 1]) {
+        for (size_t k = (size_t)head; k && k <= r->n_retention; k = next[k - 1]) {
             struct gl_retention_path *p = &r->retention[k - 1];
             if (!gl_live_at(a, p->seq) || !gl_op_is_alloc(a->op))
                 continue;
