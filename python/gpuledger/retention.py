@@ -328,7 +328,10 @@ def find(tensors, roots=None, max_depth=12, max_objects=200000, budget_s=0.05, c
                 cut = "time"
                 break
             if isinstance(o, kind):
-                st = storage(o)
+                try:
+                    st = storage(o)
+                except Exception:  # noqa: BLE001 - a tensor without a storage (a subclass's, a meta one)
+                    st = None
                 if st is not None and st[0]:
                     # the shortest path, but a global's before a frame's
                     # local (the frame lets go when it returns)

@@ -114,6 +114,11 @@ def checks(d):
                                 p["complete"]) for p in k.get("paths", [])]),
           ("oom", 6, [path % (6, 5), path % (6, 4), path % (6, 3)], [("train_retention.py", g, 6, 8 << 20, True)] * 3))
 
+    r = run([GL, "report", "--format", "json", db], {}, d)
+    ret = json.loads(r.stdout)["processes"][0].get("retention", [])
+    check("report JSON: retention", [(x["moment"], x["step"], x["path"], x["complete"], x["block_seq"] is not None)
+                                     for x in ret], [(w[0], w[1], w[3], True, True) for w in want])
+
     off = os.path.join(d, "off.db")
     record(d, off, {"GPULEDGER_RETENTION": "0"})
     con = sqlite3.connect(off)
