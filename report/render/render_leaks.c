@@ -41,22 +41,8 @@ static void kept_json(struct gl_json *j, struct gl_leaks_view *v, const struct g
     gl_jw_str(j, "moment", gl_retention_moment_name(k.moment));
     gl_jw_u64(j, "total", k.total);
     gl_jw_arr(j, "paths");
-    for (size_t i = 0; i < k.n; i++) {
-        const struct gl_retention_path *p = k.paths[i];
-        gl_jw_obj(j, NULL);
-        gl_jw_str(j, "path", p->path);
-        if (p->root_file[0])
-            gl_jw_str(j, "root_file", p->root_file);
-        else
-            gl_jw_null(j, "root_file");
-        gl_jw_i64(j, "root_line", p->root_line);
-        gl_jw_i64(j, "step", p->step);
-        gl_jw_u64(j, "ptr", p->ptr);
-        gl_jw_u64(j, "bytes", p->bytes);
-        gl_jw_bool(j, "complete", p->complete);
-        gl_jw_i64(j, "elapsed_us", p->elapsed_us);
-        gl_jw_end(j);
-    }
+    for (size_t i = 0; i < k.n; i++)
+        gl_retention_path_json(j, k.paths[i]);
     gl_jw_end(j);
     gl_jw_end(j);
 }

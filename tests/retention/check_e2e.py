@@ -12,41 +12,19 @@ import json
 import os
 import shutil
 import sqlite3
-import subprocess
 import sys
 import tempfile
 
 BUILD, SRC = sys.argv[1], sys.argv[2]
-GL = os.path.join(BUILD, "report", "gpuledger")
+sys.path.insert(0, os.path.join(SRC, "tests", "pytest"))
+from check_plugin import GL, line_of, run, stand_in_torch  # noqa: E402 - the stand-in torch, as the plugin's test sets it up
+
 failures = []
 
 
 def check(what, got, want):
     if got != want:
         failures.append("%s:\n--- got\n%r\n--- expected\n%r" % (what, got, want))
-
-
-def run(cmd, env, cwd):
-    e = dict(os.environ)
-    e.update(env)
-    return subprocess.run(cmd, env=e, cwd=cwd, capture_output=True, text=True, timeout=300)
-
-
-def stand_in_torch(d):
-    shutil.copytree(os.path.join(SRC, "tests", "pystub", "torch"), os.path.join(d, "torch"))
-    os.symlink(os.path.join(SRC, "tests", "torchstub", "include"), os.path.join(d, "torch", "include"))
-    os.mkdir(os.path.join(d, "torch", "lib"))
-    for lib in ("libc10_cuda.so", "libc10.so"):
-        os.symlink(os.path.join(BUILD, "tests", lib), os.path.join(d, "torch", "lib", lib))
-    shutil.copy(os.path.join(SRC, "tests", "retention", "train_retention.py"), d)
-
-
-def line_of(path, text):
-    with open(path) as f:
-        for n, line in enumerate(f, 1):
-            if text in line:
-                return n
-    raise SystemExit("check_e2e: %r not in %s" % (text, path))
 
 
 def record(d, db, extra):
@@ -74,6 +52,7 @@ def main():
 
 def checks(d):
     stand_in_torch(d)
+    shutil.copy(os.path.join(SRC, "tests", "retention", "train_retention.py"), d)
     prog = os.path.join(d, "train_retention.py")
     g = line_of(prog, "logits_kept = []")
     db = os.path.join(d, "t.db")
@@ -116,7 +95,7 @@ def checks(d):
 
     r = run([GL, "report", "--format", "json", db], {}, d)
     ret = json.loads(r.stdout)["processes"][0].get("retention", [])
-    check("report JSON: retention", [(x["moment"], x["step"], x["path"], x["complete"], x["block_seq"] is not None)
+    check("report JSON: retention", [(x["moment"], x["step"], x["path"], x["complete"], x["block_seq"] > 0)
                                      for x in ret], [(w[0], w[1], w[3], True, True) for w in want])
 
     off = os.path.join(d, "off.db")
