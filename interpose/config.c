@@ -69,6 +69,8 @@ const struct gl_config_var gl_config_vars[] = {
               "PyTorch's allocator: blocks (the tensor ledger), segments or tensors"),
     ELSEWHERE("TORCH_HOOKS", "1", "the Python package",
               "0: no identity hooks (no tags, no steps from the optimizer)"),
+    ELSEWHERE("RETENTION", "1", "the Python package",
+              "0: no search for what keeps memory alive; OOM_MS,STEP_MS: its time bounds (1000,50)"),
     ELSEWHERE("TORCH_SHIM", NULL, "the Python package", "path of a shim built elsewhere, used as it is"),
     ELSEWHERE("CACHE_DIR", "${XDG_CACHE_HOME:-~/.cache}/gpuledger", "the Python package",
               "where the PyTorch shims are built and kept"),

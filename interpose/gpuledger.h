@@ -42,6 +42,23 @@ int gpuledger_recording(void);
  * CPython functions are not found (the package then uses ctypes). */
 const void *gpuledger_python_methods(void);
 
+/* What keeps memory alive (the Python package's retention finder): the
+ * tensor storage at ptr (bytes) is reached from the program's root by path
+ * ("train.py: global kept (list, 18 items) → [17] → Tensor 1000 MiB",
+ * UTF-8), whose global or local is at root_file:root_line (0: unknown).
+ * moment: GPULEDGER_RETENTION_OOM, _STEP (a step that ended with growth)
+ * or _EXIT; step: the optimizer step (-1: none); elapsed_us: the search's
+ * time; complete: 0 when a bound (depth, objects, time) cut the search.
+ * Returns 0, 1 when the text was cut to fit the ring's slot, -1 when
+ * nothing was recorded. Stored in the retention table. */
+enum gpuledger_retention_moment {
+    GPULEDGER_RETENTION_OOM = 0,
+    GPULEDGER_RETENTION_STEP = 1,
+    GPULEDGER_RETENTION_EXIT = 2,
+};
+int gpuledger_retention(int moment, int64_t step, uint64_t ptr, uint64_t bytes, uint64_t elapsed_us, int complete,
+                        const char *path, const char *root_file, int root_line);
+
 /* Identity tags: the n tensors at addrs (of sizes bytes) are of this
  * category. A tag names the allocation (PyTorch block, or CUDA allocation)
  * live at that address, for that allocation's whole life; the report takes

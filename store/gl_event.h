@@ -65,7 +65,8 @@
     X(HEAP_RESET, 24, "heap_reset", CONTROL, NONE) /* every region of a heap ends */                 \
     X(RESIZE, 25, "resize", CONTROL, NONE)        /* a live region's size changes */                \
     X(NAME, 26, "name", ANNOTATION, NONE)         /* a heap or region is named (table names) */     \
-    X(SET, 27, "set", CONTROL, NONE)              /* a heap's page size, a region's used bytes */
+    X(SET, 27, "set", CONTROL, NONE)              /* a heap's page size, a region's used bytes */ \
+    X(RETAIN, 28, "retain", ANNOTATION, NONE)     /* a retention path (table retention, never event_log) */
 
 /* Memory kinds (column events.kind). */
 #define GL_KINDS(X)                                                                   \
@@ -163,7 +164,8 @@
     X(gpuledger_region_free, 76, "gpuledger_region_free", FREE, REGION, SYNC)                       \
     X(gpuledger_region_resize, 77, "gpuledger_region_resize", RESIZE, REGION, SYNC)                 \
     X(gpuledger_region_used, 78, "gpuledger_region_used", SET, REGION, SYNC)                        \
-    X(gpuledger_region_name, 79, "gpuledger_region_name", NAME, REGION, SYNC)
+    X(gpuledger_region_name, 79, "gpuledger_region_name", NAME, REGION, SYNC)                       \
+    X(gpuledger_retention, 80, "gpuledger_retention", RETAIN, NONE, SYNC)
 
 /* Identity tags (gpuledger_tag; column aux of a tag row), the categories
  * they give. The numbers are gpuledger.h's GPULEDGER_TAG_*. */
@@ -379,6 +381,10 @@ static inline int gl_api_is_stream_ordered(int api)
 /* a PyTorch block's free (op free, kind block) whose FREE_COMPLETED followed
  * at once on the same thread (no record_stream): one event for both */
 #define GL_EVF_COMPLETED 0x20u
+/* a retention path (api gpuledger_retention, store/retention.h): a bound
+ * cut the search; its text was cut to fit the slot */
+#define GL_EVF_INCOMPLETE 0x40u
+#define GL_EVF_CUT 0x80u
 
 /* One event. Built in place inside a queue slot; ips[] follows the header
  * and holds `depth` return addresses, innermost first (our own frames are

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "gl_event.h"
+#include "retention.h"
 
 static const char *const ddl =
     "CREATE TABLE run("
@@ -153,7 +154,9 @@ static const char *const ddl =
     " LEFT JOIN event_log f ON f.ref_seq = a.seq AND f.op IN (2, 20) AND f.kind = 11"
     " LEFT JOIN event_log c ON c.ref_seq = a.seq AND c.op = 17"
     " LEFT JOIN api_names an ON an.id = a.api"
-    " WHERE a.kind = 11 AND a.op = 1;";
+    " WHERE a.kind = 11 AND a.op = 1;"
+    /* ---- schema 3: what keeps memory alive ---- */
+    GL_RETENTION_DDL;
 
 static int fill_names(sqlite3 *db, const char *table, int id, const char *name)
 {

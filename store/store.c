@@ -14,6 +14,7 @@
 #include "graphmem.h"
 #include "blocks.h"
 #include "ledger.h"
+#include "retention.h"
 #include "rows.h"
 #include "runrows.h"
 #include "schema.h"
@@ -34,6 +35,8 @@ struct gl_store {
     struct gl_blocks blocks;
     struct gl_answers answers;
     struct gl_subs subs;
+    struct gl_retention retention;
+    uint64_t retention_bad_stored; /* retention.bad as last written to meta */
 };
 
 const char *gl_store_error(struct gl_store *s)
@@ -83,7 +86,7 @@ struct gl_store *gl_store_open(const char *path, const struct gl_run_info *info,
     }
     if (gl_rows_open(&s->rows, &s->w) || gl_stacks_open(&s->stacks, &s->w, symbolize) ||
         gl_annotations_open(&s->ann, &s->w) || gl_blocks_open(&s->blocks, &s->w, &s->ledger.windows) ||
-        gl_subs_open(&s->subs, &s->w)) {
+        gl_subs_open(&s->subs, &s->w) || gl_retention_open(&s->retention, &s->w, info->pid)) {
         snprintf(err, errsz, "%s", s->w.err);
         gl_store_close(s);
         return NULL;
@@ -178,6 +181,8 @@ int gl_store_add(struct gl_store *s, const struct gl_event *ev)
         int dev = ev->device >= 0 && ev->device < GL_MAX_DEVICES ? ev->device + 1 : 0;
         return gl_runrows_sample(&s->run, ev, s->ledger.dev[dev].live, s->rows.next_seq - 1);
     }
+    if (ev->api == GL_API_gpuledger_retention)
+        return gl_retention_add(&s->retention, ev, s->rows.next_seq - 1);
     if (gl_subs_handles(ev))
         return gl_subs_add(&s->subs, &s->rows, &s->ledger, ev,
                            ev->flags & GL_EVF_LABEL ? 0 : gl_stacks_id(&s->stacks, ev),
@@ -226,10 +231,21 @@ int gl_store_add(struct gl_store *s, const struct gl_event *ev)
     return row(s, ev, op, ev->kind, ev->size, sid, 0, NULL);
 }
 
+/* Retention events that were not well formed: counted in meta. */
+static int retention_counter(struct gl_store *s)
+{
+    if (s->retention.bad == s->retention_bad_stored)
+        return 0;
+    char num[24];
+    snprintf(num, sizeof num, "%llu", (unsigned long long)s->retention.bad);
+    s->retention_bad_stored = s->retention.bad;
+    return gl_runrows_meta(&s->run, "retention_malformed", num);
+}
+
 /* Write what is pending and the run's counters, inside the transaction. */
 static int settle(struct gl_store *s, const struct gl_run_counters *c)
 {
-    return begin(s) || gl_rows_flush(&s->rows) ||
+    return begin(s) || gl_rows_flush(&s->rows) || retention_counter(s) ||
            gl_runrows_counters(&s->run, s->rows.count, s->unmatched_frees + s->blocks.unmatched, c, &s->ledger) ||
            gl_blocks_counters(&s->blocks);
 }
@@ -284,6 +300,7 @@ void gl_store_close(struct gl_store *s)
         return;
     /* statements first: sqlite3_close refuses a connection that has some */
     gl_annotations_close(&s->ann);
+    gl_retention_close(&s->retention);
     gl_answers_close(&s->answers);
     gl_subs_close(&s->subs);
     gl_runrows_close(&s->run);

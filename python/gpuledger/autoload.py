@@ -3,7 +3,8 @@ change to the job's code: the launcher puts gpuledger/_boot on PYTHONPATH,
 whose sitecustomize calls install(); when the job imports torch, the
 allocator shim is built (once, cached) and attached (GPULEDGER_TORCH=blocks,
 the launcher's --torch) and the identity hooks are registered (unless
-GPULEDGER_TORCH_HOOKS=0); when it imports cupy, a memory hook gives its
+GPULEDGER_TORCH_HOOKS=0), and so are the retention finder's (retention_torch.py,
+unless GPULEDGER_RETENTION=0); when it imports cupy, a memory hook gives its
 pool's blocks (_cupy.py, unless GPULEDGER_CUPY_HOOK=0); when it imports jax,
 its allocator's statistics are sampled at marks, steps and exit (_jax.py,
 unless GPULEDGER_JAX_STATS=0). Nothing here may break the job: any failure
@@ -39,6 +40,11 @@ def on_torch(torch):
             torch_hooks.install(torch)
         except Exception as e:  # noqa: BLE001
             _say("PyTorch hooks not installed (%s: %s); categories fall back to frame rules" % (type(e).__name__, e))
+    try:
+        from . import retention_torch
+        retention_torch.install(torch)  # GPULEDGER_RETENTION=0: not
+    except Exception as e:  # noqa: BLE001
+        _say("no search for what keeps memory alive (%s: %s)" % (type(e).__name__, e))
 
 
 def on_cupy(cupy):

@@ -6,7 +6,12 @@
 
 #include <stdio.h>
 
+#include <stdlib.h>
+
 #include "dossier.h"
+#include "retention_match.h"
+
+static struct gl_kept *kept_of_groups(struct gl_leaks_view *v, const struct gl_groups *g);
 
 void gl_leaks_view(struct gl_leaks_view *v, struct gl_run *r, const struct gl_leaks_query *q)
 {
@@ -34,10 +39,33 @@ void gl_leaks_view(struct gl_leaks_view *v, struct gl_run *r, const struct gl_le
             v->nleak++;
         }
     }
+    v->kept_leaks = kept_of_groups(v, &v->leaks);
+    v->kept_growing = kept_of_groups(v, &v->growing);
+}
+
+/* kept[i]: what keeps g->v[i] alive (NULL when out of memory: nothing said) */
+static struct gl_kept *kept_of_groups(struct gl_leaks_view *v, const struct gl_groups *g)
+{
+    struct gl_kept *k = g->n ? calloc(g->n, sizeof *k) : NULL;
+    for (size_t i = 0; k && i < g->n; i++)
+        gl_kept_alive(v->run, &v->stacks, &g->v[i], &k[i]);
+    return k;
+}
+
+const struct gl_kept *gl_leaks_view_kept(const struct gl_leaks_view *v, const struct gl_group *g)
+{
+    const struct gl_kept *k = NULL;
+    if (v->kept_leaks && g >= v->leaks.v && g < v->leaks.v + v->leaks.n)
+        k = &v->kept_leaks[g - v->leaks.v];
+    else if (v->kept_growing && g >= v->growing.v && g < v->growing.v + v->growing.n)
+        k = &v->kept_growing[g - v->growing.v];
+    return k && k->total ? k : NULL;
 }
 
 void gl_leaks_view_free(struct gl_leaks_view *v)
 {
+    free(v->kept_leaks);
+    free(v->kept_growing);
     gl_groups_free(&v->leaks);
     gl_groups_free(&v->growing);
     gl_heaps_view_free(&v->heaps);

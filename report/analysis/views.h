@@ -32,6 +32,16 @@ struct gl_leaks_query {
     const struct gl_rules *rules;
 };
 
+/* What keeps a group's memory alive: the recorded retention paths
+ * (model_retention.h) to its blocks (retention_match.c). */
+struct gl_retention_path;
+struct gl_kept {
+    const struct gl_retention_path *paths[3]; /* to the newest blocks first */
+    size_t n;                                  /* of them in paths[] */
+    size_t total;                              /* paths of that moment holding the group's blocks (0: none) */
+    int moment;                                /* the one shown: the out-of-memory, else exit, else steps */
+};
+
 struct gl_leaks_view {
     const struct gl_run *run;
     const struct gl_leaks_query *q;
@@ -43,7 +53,12 @@ struct gl_leaks_view {
     uint64_t held_bytes;         /* tensors tagged by identity, live at the end: the program's, not leaks */
     size_t nleak;                /* chains that are leaks, not cache */
     struct gl_heaps_view heaps;  /* regions of the program's own pools never given back */
+    struct gl_kept *kept_leaks;   /* what keeps each of leaks.v[] alive (NULL: out of memory) */
+    struct gl_kept *kept_growing; /* and each of growing.v[] */
 };
+
+/* What keeps group g (one of v's leaks or growing) alive; NULL: nothing known. */
+const struct gl_kept *gl_leaks_view_kept(const struct gl_leaks_view *v, const struct gl_group *g);
 
 void gl_leaks_view(struct gl_leaks_view *v, struct gl_run *r, const struct gl_leaks_query *q);
 void gl_leaks_view_free(struct gl_leaks_view *v);

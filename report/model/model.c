@@ -14,6 +14,7 @@
 #include "model_block_facts.h"
 #include "model_heaps.h"
 #include "model_vmm.h"
+#include "model_retention.h"
 #include "reader.h"
 #include "u64map.h"
 
@@ -552,7 +553,7 @@ struct gl_run *gl_run_load_with(const char *path, const struct gl_load *what, ch
         if (r->fails[i].device >= 0)
             gl_run_device(r, r->fails[i].device);
     if (gl_run_link_blocks(r, err, errsz) || gl_run_load_tables(r, err, errsz) ||
-        load_asked(r, what, err, errsz)) {
+        gl_retention_load(r, err, errsz) || load_asked(r, what, err, errsz)) {
         gl_run_free(r);
         return NULL;
     }
@@ -585,5 +586,6 @@ void gl_run_free(struct gl_run *r)
     free(r->block_facts);
     free(r->map_devs);
     free(r->fw);
+    gl_retention_free(r);
     free(r);
 }

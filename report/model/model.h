@@ -211,6 +211,8 @@ struct gl_run {
     size_t nfree_samples;
     int allocator_expandable; /* it used expandable segments (its settings' row) */
     struct gl_annots *annots; /* marks and ranges (model_annot.h) */
+    struct gl_retention_path *retention; /* what keeps memory alive (model_retention.h) */
+    size_t n_retention;
     /* what the verb asked for beyond that (struct gl_load) */
     struct gl_lookup lookups[GL_MAX_LOOKUPS];
     size_t nlookups;

@@ -25,6 +25,9 @@ void gl_jw_hole_figures(struct gl_json *j, const struct gl_hole_stat *h);
 /* leaks: one process's chains and growing stacks (top: chains shown) */
 void gl_render_leaks_text(FILE *f, struct gl_leaks_view *v, int top);
 void gl_render_leaks_json(struct gl_json *j, struct gl_leaks_view *v);
+/* One recorded retention path (model_retention.h) as a JSON object. */
+struct gl_retention_path;
+void gl_retention_path_json(struct gl_json *j, const struct gl_retention_path *p);
 
 /* diff: two runs by stack (top: rows per section) */
 void gl_render_diff_text(FILE *f, struct gl_diff_view *v, int top);

@@ -6,6 +6,8 @@
 #include "model_fwstats.h"
 #include "render_heaps.h"
 #include "render.h"
+#include "retention.h"
+#include "model_retention.h"
 
 static void groups(struct gl_json *j, const char *key, struct gl_dossier *ds, const struct gl_groups *g, int top,
                    int times)
@@ -237,6 +239,31 @@ static void device(struct gl_json *j, struct gl_dossier *ds, struct gl_dev_view 
     gl_jw_end(j);
 }
 
+/* One retention path: a row of the retention table and its block. */
+void gl_retention_path_json(struct gl_json *j, const struct gl_retention_path *p)
+{
+    gl_jw_obj(j, NULL);
+    gl_jw_str(j, "moment", gl_retention_moment_name(p->moment));
+    if (p->step >= 0)
+        gl_jw_i64(j, "step", p->step);
+    else
+        gl_jw_null(j, "step");
+    gl_jw_i64(j, "seq", p->seq);
+    gl_jw_u64(j, "ptr", p->ptr);
+    gl_jw_u64(j, "bytes", p->bytes);
+    gl_jw_str(j, "path", p->path);
+    if (p->root_file[0])
+        gl_jw_str(j, "root_file", p->root_file);
+    else
+        gl_jw_null(j, "root_file");
+    gl_jw_i64(j, "root_line", p->root_line);
+    gl_jw_bool(j, "complete", p->complete);
+    gl_jw_bool(j, "cut", p->cut);
+    gl_jw_i64(j, "elapsed_us", p->elapsed_us);
+    gl_jw_i64(j, "block_seq", p->block ? p->block->seq : 0);
+    gl_jw_end(j);
+}
+
 static void process(struct gl_json *j, struct gl_dossier *d, int top)
 {
     struct gl_run *r = d->run;
@@ -282,6 +309,12 @@ static void process(struct gl_json *j, struct gl_dossier *d, int top)
         if (r->api_count[a])
             gl_jw_i64(j, gl_api_name(a), r->api_count[a]);
     gl_jw_end(j);
+    if (r->n_retention) { /* what keeps memory alive (schema 3) */
+        gl_jw_arr(j, "retention");
+        for (size_t i = 0; i < r->n_retention; i++)
+            gl_retention_path_json(j, &r->retention[i]);
+        gl_jw_end(j);
+    }
     gl_jw_arr(j, "devices");
     for (int k = 0; k < d->ndevs; k++)
         device(j, d, &d->devs[k], top);

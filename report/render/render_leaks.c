@@ -7,6 +7,45 @@
 #include "out.h"
 #include "render.h"
 #include "render_heaps.h"
+#include "model_retention.h"
+#include "retention.h"
+
+/* "kept alive by" lines: the recorded paths from the program's roots to
+ * the chain's blocks (the retention finder in the job). */
+static void kept_text(FILE *f, struct gl_leaks_view *v, const struct gl_group *g)
+{
+    const struct gl_kept *kp = gl_leaks_view_kept(v, g);
+    if (!kp)
+        return;
+    const struct gl_kept k = *kp;
+    fprintf(f, "           kept alive by (%s", gl_retention_moment_text(k.moment));
+    if (k.paths[0]->step >= 0)
+        fprintf(f, ", after %" PRId64 " optimizer step%s", k.paths[0]->step, gl_s((uint64_t)k.paths[0]->step));
+    fprintf(f, "; %zu path%s%s):\n", k.total, gl_s(k.total), k.paths[0]->complete ? "" : ", search cut by its bounds");
+    for (size_t i = 0; i < k.n; i++) {
+        fputs("             ", f);
+        gl_text_str(f, k.paths[i]->path);
+        fputc('\n', f);
+    }
+    if (k.total > k.n)
+        fprintf(f, "             and %zu more\n", k.total - k.n);
+}
+
+static void kept_json(struct gl_json *j, struct gl_leaks_view *v, const struct gl_group *g)
+{
+    const struct gl_kept *kp = gl_leaks_view_kept(v, g);
+    if (!kp)
+        return;
+    const struct gl_kept k = *kp;
+    gl_jw_obj(j, "kept_alive");
+    gl_jw_str(j, "moment", gl_retention_moment_name(k.moment));
+    gl_jw_u64(j, "total", k.total);
+    gl_jw_arr(j, "paths");
+    for (size_t i = 0; i < k.n; i++)
+        gl_retention_path_json(j, k.paths[i]);
+    gl_jw_end(j);
+    gl_jw_end(j);
+}
 
 static void chain_block(FILE *f, struct gl_leaks_view *v, const struct gl_group *g, int nsteps)
 {
@@ -22,6 +61,7 @@ static void chain_block(FILE *f, struct gl_leaks_view *v, const struct gl_group 
         fputc('\n', f);
     }
     gl_print_frame_list(f, gl_stack_get(&v->stacks, g->stack_id), "           ");
+    kept_text(f, v, g);
 }
 
 static void growing_text(FILE *f, struct gl_leaks_view *v, int top);
@@ -117,6 +157,7 @@ void gl_render_leaks_json(struct gl_json *j, struct gl_leaks_view *v)
         gl_jw_i64(j, "first_ns", g->first_ns);
         gl_jw_i64(j, "last_ns", g->last_ns);
         gl_jw_frames(j, "frames", gl_stack_get(s, g->stack_id), 64);
+        kept_json(j, v, g);
         gl_jw_end(j);
     }
     gl_jw_end(j);
@@ -138,6 +179,7 @@ void gl_render_leaks_json(struct gl_json *j, struct gl_leaks_view *v)
         gl_jw_end(j);
         gl_jw_str(j, "category", g->category);
         gl_jw_frames(j, "frames", gl_stack_get(s, g->stack_id), 64);
+        kept_json(j, v, g);
         gl_jw_end(j);
     }
     gl_jw_end(j);

@@ -3,9 +3,10 @@ what the gpuledger package touches. CUDA tensors take their memory from
 lib/libc10_cuda.so, the stand-in caching allocator of tests/torchstub,
 which tells trace trackers about every block as PyTorch's does; nn.Module
 has global and per-instance forward hooks; optim.Optimizer has the global
-step hooks, and AdamW makes its state at its first step. A toy autograd:
-a forward keeps its outputs for backward, backward frees them and gives
-every parameter a new gradient.
+step hooks, and AdamW makes its state at its first step; cuda has
+memory_allocated and the out-of-memory observers; a tensor has its
+untyped_storage. A toy autograd: a forward keeps its outputs for backward,
+backward frees them and gives every parameter a new gradient.
 
 The test copies this directory next to the built library (lib/) and the
 stand-in header (include/)."""
@@ -37,25 +38,47 @@ _c10.stub_install_bridge("expandable_segments:True" in os.environ.get("PYTORCH_C
 _tape = []  # outputs kept for backward
 
 
+_live = [0]  # bytes of live tensors (cuda.memory_allocated)
+
+
 class OutOfMemoryError(RuntimeError):
     """torch.OutOfMemoryError (torch.cuda.OutOfMemoryError)."""
 
 
+class _Storage:
+    def __init__(self, t):
+        self._p, self._n = t._p, t._n
+
+    def data_ptr(self):
+        return self._p
+
+    def nbytes(self):
+        return self._n
+
+
 class Tensor:
-    """nbytes of device memory (a block of the stand-in allocator)."""
+    """nbytes of device memory (a block of the stand-in allocator). Where
+    the allocator has none left, the out-of-memory observers are called and
+    OutOfMemoryError raised, as PyTorch does."""
 
     is_cuda = True
 
     def __init__(self, nbytes):
-        self._n = nbytes
+        self._n, self._p = nbytes, 0
         self._p = _c10.fa_malloc(nbytes, 0, None) if nbytes else 0
-        if nbytes and not self._p:  # the allocator's out-of-memory, as PyTorch raises it
+        if nbytes and not self._p:
+            for obs in list(cuda.memory._oom_observers):
+                obs(0, nbytes, 0, 0)
             raise OutOfMemoryError("CUDA out of memory. Tried to allocate %d bytes" % nbytes)
+        _live[0] += nbytes
         self.grad = None
         self.requires_grad = False
 
     def data_ptr(self):
         return self._p
+
+    def untyped_storage(self):
+        return _Storage(self)
 
     @property
     def nbytes(self):
@@ -73,6 +96,7 @@ class Tensor:
     def __del__(self):
         if self._p:
             _c10.fa_free(self._p)
+            _live[0] -= self._n
             self._p = 0
 
 
