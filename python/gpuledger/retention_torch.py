@@ -4,12 +4,13 @@ paths reach the database (gpuledger_retention: one event each on the ring,
 stored in the retention table):
 
 * at an out-of-memory (torch.cuda.memory._register_oom_observer): the
-  biggest tensors found (bound: 1 s);
+  tensors of the roots that hold the most (bound: 1 s; by_root);
 * at the end of an optimizer step whose live tensor bytes
   (torch.cuda.memory_allocated) grew by at least MIN_GROWTH since the step
-  before (Optimizer.register_optimizer_step_post_hook): the tensors that
-  were not there at the previous search (bound: 50 ms);
-* at exit (atexit): the biggest tensors found (bound: 1 s).
+  before (Optimizer.register_optimizer_step_post_hook): the tensors not
+  reached the same way at the previous search, of the roots that hold the
+  most (bound: 50 ms);
+* at exit (atexit): as at an out-of-memory (bound: 1 s).
 Parameters and the tensors torch_hooks tagged (gradients, optimizer state,
 buffers, KV cache) are the program's by design and are left out.
 
@@ -20,6 +21,7 @@ stderr and the hooks go quiet.
 import atexit
 import ctypes
 import os
+import re
 import sys
 import time
 
@@ -28,7 +30,7 @@ from . import _lib, retention
 MOMENT_OOM, MOMENT_STEP, MOMENT_EXIT = 0, 1, 2  # gpuledger.h, GPULEDGER_RETENTION_*
 MIN_GROWTH = 1 << 20  # live tensor bytes a step must add to be searched
 MIN_BYTES = 1 << 20   # smaller storages are not recorded
-TOP = 8               # paths recorded at an OOM or at exit (biggest first)
+TOP = 8               # paths recorded at an OOM or at exit (by_root)
 TOP_STEP = 4          # at a step (new ones, biggest first)
 
 _record = _lib.bind("gpuledger_retention", ctypes.c_int,
@@ -120,7 +122,7 @@ def search(moment, budget_s, keep):
             if rc >= 0:
                 st.recorded += 1
                 st.cut += rc
-        st.previous = set(res.found)
+        st.previous = set(way(f) for f in res.found.values())
         return chosen
     except Exception as e:  # noqa: BLE001 - never break the job
         st.broken = True
@@ -130,15 +132,49 @@ def search(moment, budget_s, keep):
         st.busy = False
 
 
+def root_of(path):
+    """The root a path starts from: "train.py: global kept (list, 18 items)"."""
+    return path.split(" \u2192 ", 1)[0]
+
+
+_COUNTS = re.compile(r" \((\w+), \d+ items?\)")
+
+
+def way(f):
+    """How f was reached, its containers' sizes left out ("(list, 18
+    items)" grows every step): (address, path)."""
+    return f.ptr, _COUNTS.sub(r" (\1)", f.path)
+
+
+def by_root(found, top, pick=None):
+    """Up to `top` of found, spread over the roots that hold the most: the
+    roots ordered by the bytes all their tensors hold, one path of each
+    first, then the rest root by root; in a root, the biggest first, then
+    the last found (a list's newest item). pick(f): which may be chosen
+    (default all)."""
+    roots = {}
+    for n, f in enumerate(found):
+        roots.setdefault(root_of(f.path), []).append((n, f))
+    order = sorted(roots.values(), key=lambda fs: -sum(f.nbytes for _, f in fs))
+    lists = [[f for _, f in sorted(fs, key=lambda nf: (-nf[1].nbytes, -nf[0])) if pick is None or pick(f)]
+             for fs in order]
+    lists = [fs for fs in lists if fs]
+    chosen = [fs[0] for fs in lists][:top]
+    for fs in lists:
+        chosen += fs[1:top - len(chosen) + 1] if len(chosen) < top else []
+    return chosen[:top]
+
+
 def _biggest(res, found):
-    return sorted(found, key=lambda f: -f.nbytes)[:TOP]  # ties: in the order found
+    return by_root(found, TOP)
 
 
 def _new_since(previous):
     def keep(res, found):
         if previous is None:
             return []  # the first search: what is there is the baseline
-        return sorted((f for f in found if f.ptr not in previous), key=lambda f: -f.nbytes)[:TOP_STEP]
+        # new: a storage not reached the same way before (addresses are reused)
+        return by_root(found, TOP_STEP, lambda f: way(f) not in previous)
     return keep
 
 

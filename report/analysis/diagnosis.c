@@ -30,8 +30,7 @@ static struct gl_finding *add(struct gl_diagnosis *dg, const char *kind, int dev
     return f;
 }
 
-static void evidence(struct gl_finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void evidence(struct gl_finding *f, const char *fmt, ...)
+void gl_finding_evidence(struct gl_finding *f, const char *fmt, ...)
 {
     if (f->nevidence == GL_DIAG_EVIDENCE)
         return;
@@ -136,16 +135,16 @@ static void oom_finding(struct gl_diagnosis *dg, struct gl_dossier *d, struct gl
         snprintf(f->remedy, sizeof f->remedy, "need less at once: see the OOM ledger below");
     }
     gl_stack_chain(st, -1, chain, sizeof chain);
-    evidence(f, "%s asked %s at %s (event %lld) with %s live: %s", gl_api_name(fl->api), a,
+    gl_finding_evidence(f, "%s asked %s at %s (event %lld) with %s live: %s", gl_api_name(fl->api), a,
              gl_fmt_rel(r, fl->ts_ns, t, sizeof t), (long long)fl->seq, gl_fmt_bytes(o->live_bytes, b, sizeof b),
              chain);
     if (o->absorbed)
-        evidence(f, "one failure: its cudaMalloc of a %s segment failed %d time%s first",
+        gl_finding_evidence(f, "one failure: its cudaMalloc of a %s segment failed %d time%s first",
                  gl_fmt_bytes(o->absorbed_size, b, sizeof b), o->absorbed, gl_s((uint64_t)o->absorbed));
     if (vd->known) {
         char text[2400];
         gl_verdict_text(vd, &o->ledger, &d->stacks, text, sizeof text);
-        evidence(f, "verdict: %s", text);
+        gl_finding_evidence(f, "verdict: %s", text);
     }
     gl_finding_kept_alive(d, f);
 }
@@ -174,7 +173,7 @@ static void growth_finding(struct gl_diagnosis *dg, struct gl_dossier *d, struct
     } else if (n < sizeof f->sentence) {
         snprintf(f->sentence + n, sizeof f->sentence - n, ".");
     }
-    evidence(f, "%d growing chain%s, +%s over the %zu steps recorded ('gpuledger leaks --steps')", tr->nchains,
+    gl_finding_evidence(f, "%d growing chain%s, +%s over the %zu steps recorded ('gpuledger leaks --steps')", tr->nchains,
              gl_s((uint64_t)tr->nchains), gl_fmt_bytes(tr->grown, a, sizeof a), tr->nsteps);
     snprintf(f->remedy, sizeof f->remedy, "%s", growth_remedy);
     chain_blocks(d, f, v->dev->device, tr->stack_id, end ? end : r->last_seq);
@@ -240,7 +239,7 @@ static void peak_finding(struct gl_diagnosis *dg, struct gl_dossier *d, struct g
     for (size_t k = 0; k < ncats && k < 4 && n < sizeof line; k++)
         n += (size_t)snprintf(line + n, sizeof line - n, "%s%s %s", k ? ", " : "", cats[k].category,
                               gl_fmt_bytes(cats[k].bytes, a, sizeof a));
-    evidence(f, "by category: %s", line);
+    gl_finding_evidence(f, "by category: %s", line);
     snprintf(f->remedy, sizeof f->remedy, "%s", peak_remedy(cats[0].category));
 }
 
@@ -270,9 +269,9 @@ static void leaks_finding(struct gl_diagnosis *dg, struct gl_dossier *d, struct 
              gl_stack_user_frame(gl_stack_get(&d->stacks, top->stack_id), where, sizeof where),
              gl_fmt_bytes(top->bytes, b, sizeof b));
     if (v->cached_bytes)
-        evidence(f, "not counted: %s held by a caching allocator", gl_fmt_bytes(v->cached_bytes, a, sizeof a));
+        gl_finding_evidence(f, "not counted: %s held by a caching allocator", gl_fmt_bytes(v->cached_bytes, a, sizeof a));
     if (v->held_bytes)
-        evidence(f, "not counted: %s of tensors tagged as parameters, gradients, optimizer state, KV cache or buffers",
+        gl_finding_evidence(f, "not counted: %s of tensors tagged as parameters, gradients, optimizer state, KV cache or buffers",
                  gl_fmt_bytes(v->held_bytes, b, sizeof b));
     snprintf(f->remedy, sizeof f->remedy, "%s",
              d->run->unfinished ? "the recording did not finish, so these are not known to be leaks: record the "
@@ -300,7 +299,7 @@ static void fragmentation_finding(struct gl_diagnosis *dg, struct gl_dossier *d,
                  gl_fmt_bytes(s->free, a, sizeof a), gl_fmt_bytes(s->reserved, b, sizeof b),
                  (unsigned long long)s->holes, gl_fmt_bytes(s->largest_free, c, sizeof c),
                  gl_fmt_rel(d->run, s->ts_ns, t, sizeof t));
-        evidence(f, "external fragmentation %.2f (1 - largest hole / cached free)", s->external_fragmentation);
+        gl_finding_evidence(f, "external fragmentation %.2f (1 - largest hole / cached free)", s->external_fragmentation);
         snprintf(f->remedy, sizeof f->remedy, "%s",
                  gl_run_allocator_expandable(d->run)
                      ? "expandable segments are on already: the holes lie between live tensors"
@@ -325,7 +324,7 @@ static void outside_finding(struct gl_diagnosis *dg, struct gl_dossier *d, struc
              "%s of the process's %s at the peak is outside any allocation API (the CUDA context, modules, "
              "libraries' own).",
              gl_fmt_bytes(out, a, sizeof a), gl_fmt_bytes(u->peak.process, b, sizeof b));
-    evidence(f, "process %s = ledger %s + %s outside (%s)", b, gl_fmt_bytes(u->peak.ledger, c, sizeof c), a,
+    gl_finding_evidence(f, "process %s = ledger %s + %s outside (%s)", b, gl_fmt_bytes(u->peak.ledger, c, sizeof c), a,
              gl_usage_source_text(u->source));
     snprintf(f->remedy, sizeof f->remedy, "CUDA_MODULE_LOADING=LAZY loads only the kernels used");
 }

@@ -43,6 +43,9 @@ struct gl_dossier;
 int gl_diagnose(struct gl_diagnosis *dg, struct gl_dossier *d);
 void gl_diagnosis_free(struct gl_diagnosis *dg);
 
+/* Add one evidence line to f (nothing once it has GL_DIAG_EVIDENCE). */
+void gl_finding_evidence(struct gl_finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Add the evidence line "kept alive by: PATH" for each retention path the
  * run recorded for one of the finding's blocks (diagnosis_retention.c). */
 void gl_finding_kept_alive(struct gl_dossier *d, struct gl_finding *f);

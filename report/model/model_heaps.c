@@ -6,21 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "u64map.h"
 
-/* Grow *v (of *cap elements of size sz) to hold n + 1; 0 or -1. */
-static int grow(void **v, size_t *cap, size_t n, size_t sz)
-{
-    if (n < *cap)
-        return 0;
-    size_t nc = *cap ? *cap * 2 : 256;
-    void *nv = realloc(*v, nc * sz);
-    if (!nv)
-        return -1;
-    *v = nv;
-    *cap = nc;
-    return 0;
-}
 
 /* The counted CUDA allocation live at seq that holds [base, base + size). */
 static const struct gl_alloc *holder(const struct gl_run *r, uint64_t base, uint64_t size, int64_t seq)
@@ -39,7 +27,7 @@ static const struct gl_alloc *holder(const struct gl_run *r, uint64_t base, uint
 static int add_ev(struct gl_heaps *h, size_t *cap, int64_t seq, int64_t ts, uint64_t region, int what,
                   uint64_t value, int by_heap_end)
 {
-    if (grow((void **)&h->evs, cap, h->nevs, sizeof *h->evs))
+    if (gl_grow((void **)&h->evs, cap, h->nevs, sizeof *h->evs, 256))
         return -1;
     h->evs[h->nevs++] = (struct gl_heap_ev){seq, ts, (uint32_t)region, (uint8_t)what, (uint8_t)by_heap_end, value};
     return 0;
@@ -87,7 +75,7 @@ int gl_heaps_read(struct gl_run *r, struct gl_heaps *h, char *err, size_t errsz)
         int api = sqlite3_column_int(st, 9);
         if (kind == GL_KIND_HEAP) {
             if (op == GL_OP_ALLOC) {
-                if (grow((void **)&h->heaps, &hcap, h->nheaps, sizeof *h->heaps)) {
+                if (gl_grow((void **)&h->heaps, &hcap, h->nheaps, sizeof *h->heaps, 256)) {
                     bad = 1;
                     break;
                 }
@@ -113,7 +101,7 @@ int gl_heaps_read(struct gl_run *r, struct gl_heaps *h, char *err, size_t errsz)
         }
         /* a region */
         if (op == GL_OP_ALLOC) {
-            if (grow((void **)&h->regions, &rcap, h->nregions, sizeof *h->regions)) {
+            if (gl_grow((void **)&h->regions, &rcap, h->nregions, sizeof *h->regions, 256)) {
                 bad = 1;
                 break;
             }

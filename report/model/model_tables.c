@@ -12,21 +12,9 @@
 #include "frames.h"
 #include "model.h"
 #include "model_usage.h"
+#include "grow.h"
 #include "u64map.h"
 
-/* Grow *v (of *cap elements of size sz) to hold n + 1. 0, or -1. */
-static int grow(void **v, size_t *cap, size_t n, size_t sz)
-{
-    if (n < *cap)
-        return 0;
-    size_t nc = *cap ? *cap * 2 : 64;
-    void *nv = realloc(*v, nc * sz);
-    if (!nv)
-        return -1;
-    *v = nv;
-    *cap = nc;
-    return 0;
-}
 
 static char *dup_col(sqlite3_stmt *st, int i)
 {
@@ -48,7 +36,7 @@ static int load_frames(struct gl_run *r, struct gl_u64map *ids)
         return 0; /* no frames: no stacks */
     }
     while (!rc && sqlite3_step(q) == SQLITE_ROW) {
-        if (grow((void **)&r->frames, &cap, r->nframes, sizeof *r->frames) ||
+        if (gl_grow((void **)&r->frames, &cap, r->nframes, sizeof *r->frames, 64) ||
             gl_u64map_put(ids, (uint64_t)sqlite3_column_int64(q, 0), r->nframes)) {
             rc = -1;
             break;
@@ -85,13 +73,13 @@ static int load_stacks(struct gl_run *r)
             uint64_t at;
             if (!gl_u64map_get(&ids, (uint64_t)sqlite3_column_int64(q, 1), &at))
                 continue;
-            if (grow((void **)&all, &fcap, nall, sizeof *all)) {
+            if (gl_grow((void **)&all, &fcap, nall, sizeof *all, 64)) {
                 rc = -1;
                 break;
             }
             all[nall++] = r->frames[at];
             if (!r->nstacks || r->stacks[r->nstacks - 1].id != id) {
-                if (grow((void **)&r->stacks, &cap, r->nstacks, sizeof *r->stacks)) {
+                if (gl_grow((void **)&r->stacks, &cap, r->nstacks, sizeof *r->stacks, 64)) {
                     rc = -1;
                     break;
                 }
@@ -120,7 +108,7 @@ static int load_meta(struct gl_run *r)
     int rc = 0;
     if (sqlite3_prepare_v2(r->db, "SELECT key, value FROM meta", -1, &q, NULL) == SQLITE_OK)
         while (!rc && sqlite3_step(q) == SQLITE_ROW) {
-            if (grow((void **)&r->meta, &cap, r->nmeta, sizeof *r->meta)) {
+            if (gl_grow((void **)&r->meta, &cap, r->nmeta, sizeof *r->meta, 64)) {
                 rc = -1;
                 break;
             }
@@ -142,7 +130,7 @@ static int load_pools(struct gl_run *r)
         while (!rc && sqlite3_step(q) == SQLITE_ROW) {
             if (sqlite3_column_type(q, 2) == SQLITE_NULL)
                 continue; /* no reservation sampled: max() of nothing */
-            if (grow((void **)&r->pools, &cap, r->npools, sizeof *r->pools)) {
+            if (gl_grow((void **)&r->pools, &cap, r->npools, sizeof *r->pools, 64)) {
                 rc = -1;
                 break;
             }
@@ -177,7 +165,7 @@ static int load_samples(struct gl_run *r)
                            " largest_hole FROM allocator_samples ORDER BY device, seq, rowid",
                            -1, &q, NULL) == SQLITE_OK) /* else an older database */
         while (!rc && sqlite3_step(q) == SQLITE_ROW) {
-            if (grow((void **)&r->samples, &cap, r->nsamples, sizeof *r->samples)) {
+            if (gl_grow((void **)&r->samples, &cap, r->nsamples, sizeof *r->samples, 64)) {
                 rc = -1;
                 break;
             }
@@ -202,7 +190,7 @@ static int load_free_samples(struct gl_run *r)
                            " ORDER BY device, ts_ns, rowid",
                            -1, &q, NULL) == SQLITE_OK) /* else an older file without the table */
         while (!rc && sqlite3_step(q) == SQLITE_ROW) {
-            if (grow((void **)&r->free_samples, &cap, r->nfree_samples, sizeof *r->free_samples)) {
+            if (gl_grow((void **)&r->free_samples, &cap, r->nfree_samples, sizeof *r->free_samples, 64)) {
                 rc = -1;
                 break;
             }

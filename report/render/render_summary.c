@@ -17,7 +17,7 @@ void gl_render_summary(FILE *f, const char *path, const struct gl_summary_view *
     gl_text_str(f, path);
     fprintf(f, ": %" PRId64 " event%s, peak %s", r->event_count, gl_s((uint64_t)r->event_count),
             gl_fmt_bytes(top ? top->peak : 0, pb, sizeof pb));
-    if (v->ndev > 1)
+    if (top && v->ndev > 1)
         fprintf(f, " (device %d, %d devices)", top->device, v->ndev);
     else if (top && top->device >= 0)
         fprintf(f, " on device %d", top->device);

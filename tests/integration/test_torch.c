@@ -600,7 +600,8 @@ static void test_python_job(void **state)
  * (tests/progs/py_grow_oom.py on the stand-in torch): the first finding
  * is the OOM, in its step, with the growth per step, since which step
  * and the user's line; the request's own verdict (demand) is its
- * evidence; the run counts one failure. */
+ * evidence; what keeps the logits alive (the retention finder's search at
+ * the OOM) closes the first sentence; the run counts one failure. */
 static void test_diagnosis_growth(void **state)
 {
     (void)state;
@@ -627,7 +628,8 @@ static void test_diagnosis_growth(void **state)
     snprintf(want[0], sizeof want[0],
              "diagnosis:\n  1. Out of memory in step 14: live tensors grow +3.00 MiB per step since step 1 at "
              "Net.forward (%s:20), so the device is full within 0.7 steps whatever the allocator does (the failing "
-             "request: 2.00 MiB at train_step (%s:31)).\n",
+             "request: 2.00 MiB at train_step (%s:31)). Kept alive by: py_grow_oom.py: global logits_kept (list, 14 items) "
+             "\xe2\x86\x92 [13] \xe2\x86\x92 Tensor 3 MiB.\n",
              py, py);
     snprintf(want[1], sizeof want[1],
              "     evidence: verdict: growth: this request: demand: live tensors 60.03 MiB of the 62.00 MiB the "
@@ -638,6 +640,16 @@ static void test_diagnosis_growth(void **state)
              py);
     snprintf(want[3], sizeof want[3], "  OUT OF MEMORY at +");
     report_says(path, ARGV("report"), ARGV(want[0], want[1], want[2], want[3], ", step 14: CUDACachingAllocator 2.00 MiB failed"));
+    /* what keeps it alive: the search at the OOM, grouped by root, the
+     * global list first; the remedy names the global's line */
+    report_says(path, ARGV("report"),
+                ARGV("     evidence: kept alive (searched at the out-of-memory, after 14 optimizer steps, in ",
+                     " ms): 7 paths to 21.00 MiB of these tensors\n     evidence: kept alive by: py_grow_oom.py: global "
+                     "logits_kept (list, 14 items) \xe2\x86\x92 [13] \xe2\x86\x92 Tensor 3 MiB (6 paths recorded, 18.00 MiB)\n"
+                     "     evidence: kept alive by: py_grow_oom.py:31 in train_step: local logits \xe2\x86\x92 Tensor 3 MiB "
+                     "(1 path recorded, 3.00 MiB)\n",
+                     "     remedy: drop or detach what ", "py_grow_oom.py:23 keeps (py_grow_oom.py: global logits_kept (list, "
+                     "14 items)); free what keeps"));
     report_says(path, ARGV("report", "--format", "json"),
                 ARGV("\"diagnosis\":[{\"kind\":\"oom\",\"verdict\":\"growth\",\"device\":0,",
                      "\"step\":14,\"bytes\":2097152,",

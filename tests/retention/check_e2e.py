@@ -64,7 +64,8 @@ def checks(d):
                        " FROM run), elapsed_us > 0 FROM retention ORDER BY rowid").fetchall()
     path = "train_retention.py: global logits_kept (list, %d items) → [%d] → Tensor 8 MiB"
     want = [("step", s, 8 << 20, path % (s, s - 1), prog, g, 1, 0, 1, 1) for s in (3, 4, 5, 6)]
-    want += [(m, 6, 8 << 20, path % (6, i), prog, g, 1, 0, 1, 1) for m in ("oom", "exit") for i in range(6)]
+    # at the OOM and at exit: the root that holds the most, its newest item first
+    want += [(m, 6, 8 << 20, path % (6, i), prog, g, 1, 0, 1, 1) for m in ("oom", "exit") for i in range(5, -1, -1)]
     check("retention rows", rows, want)
     # each path on a tensor block live when it was found (the newest at a step)
     live = con.execute("SELECT count(*) FROM retention r WHERE EXISTS (SELECT 1 FROM event_log a WHERE a.kind = 11"

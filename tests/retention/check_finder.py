@@ -7,7 +7,8 @@ local, a mutable default argument; exact paths and lines; its bounds
 (time through an injected clock, objects, depth); a global's path is
 preferred to a frame's local's (the frame lets go when it returns) cut it deterministically
 (complete False); and no reference to anything it visited survives it
-(weakref and sys.getrefcount)."""
+(weakref and sys.getrefcount); which paths the hooks record (retention_torch.by_root:
+the roots that hold the most, newest first; at a step only the new ways)."""
 import importlib.util
 import os
 import shutil
@@ -211,6 +212,23 @@ def checks(d):
     check("results are text and numbers", {type(v) for f in res.found.values()
                                            for v in (f.ptr, f.nbytes, f.path, f.root_file, f.root_line)},
           {int, str})
+
+    # what the hooks record: spread over the roots that hold the most, one
+    # path of each first, a root's biggest then newest first; at a step, the
+    # ways not seen at the previous search (a list's item count left out)
+    from gpuledger import retention_torch as rt
+    F = retention.Found
+    found = [F(0x10, 3, "t.py: global kept (list, 3 items) → [0] → Tensor 3 B", "t.py", 1),
+             F(0x20, 3, "t.py: global kept (list, 3 items) → [1] → Tensor 3 B", "t.py", 1),
+             F(0x30, 3, "t.py: global kept (list, 3 items) → [2] → Tensor 3 B", "t.py", 1),
+             F(0x40, 5, "t.py:9 in step: local act → Tensor 5 B", "t.py", 9),
+             F(0x50, 1, "t.py: global cache (dict, 1 item) → ['a'] → Tensor 1 B", "t.py", 2)]
+    check("by_root", [hex(f.ptr) for f in rt.by_root(found, 4)], ["0x30", "0x40", "0x50", "0x20"])
+    check("by_root: fewer than the roots", [hex(f.ptr) for f in rt.by_root(found, 2)], ["0x30", "0x40"])
+    seen = {rt.way(F(0x10, 3, "t.py: global kept (list, 2 items) → [0] → Tensor 3 B", "t.py", 1)),
+            rt.way(F(0x40, 5, "t.py:9 in step: local act → Tensor 5 B", "t.py", 9))}
+    check("by_root: the new ways only", [hex(f.ptr) for f in rt.by_root(found, 8, lambda f: rt.way(f) not in seen)],
+          ["0x30", "0x50", "0x20"])
 
 
 if __name__ == "__main__":
