@@ -7,7 +7,8 @@
 #       in a global list and dies of OOM within ~20 steps (memory fraction);
 #       the first finding must be the OOM, name the growth (+N/step), the
 #       OOM's step (= the steps the job printed done) and the user's line
-#       (diag_lora_grow.py:NN), its verdict growth;
+#       (diag_lora_grow.py:NN) and what keeps it alive (the retention
+#       finder's path through `global logits_kept`), its verdict growth;
 #   (b) scripts/gpu/torch_ledger.py frag-oom: verdict fragmentation;
 #   (c) scripts/gpu/torch_ledger.py demand-oom: verdict demand;
 #   each: exactly one out-of-memory failure in `summary`.
@@ -55,6 +56,8 @@ result "lora: it names the growth" "$(matches "$f" "*live tensors grow +* per st
   "$(echo "$f" | grep -o 'grow +[^,]*' )"
 result "lora: it names the user's line" "$(matches "$f" "*diag_lora_grow.py:*")" \
   "$(echo "$f" | grep -o '[A-Za-z_.<>]* ([^)]*diag_lora_grow.py:[0-9]*)' | head -2 | tr '\n' ' ') (the append is line $line)"
+result "lora: it says what keeps it alive" "$(matches "$f" "*Kept alive by: diag_lora_grow.py: global logits_kept (list, * items) *")" \
+  "$(echo "$f" | grep -o 'Kept alive by: .*' | cut -c1-160)"
 v=$(verdict lora-grow); result "lora: verdict growth" "$(matches "$v" growth)" "$v"
 result "lora: one OOM, one failure" "$(one_failure lora-grow)" "$(cut -c1-200 "$OUT/lora-grow.summary.txt")"
 
