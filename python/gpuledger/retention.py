@@ -216,20 +216,28 @@ def _library_dirs():
 
 _LIBS = None
 _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_PROGRAM_FILE = {}  # path -> is_program_file(path): realpath once per file
+_PROGRAM_FILE_MAX = 65536
 
 
 def is_program_file(path):
     """A file of the program's own (not the standard library's, not an
-    installed package's, not gpuledger's)."""
+    installed package's, not gpuledger's). Remembered per path: a job that
+    imported transformers has thousands of modules, and one realpath each
+    at every search cost 100 ms on the H200's host."""
     global _LIBS
     if not path or path.startswith("<"):
         return False
+    known = _PROGRAM_FILE.get(path)
+    if known is not None:
+        return known
     if _LIBS is None:
         _LIBS = _library_dirs()
     p = os.path.realpath(path)
-    if p.startswith(_HERE) or "site-packages" in p or "dist-packages" in p:
-        return False
-    return not p.startswith(_LIBS)
+    mine = not (p.startswith(_HERE) or "site-packages" in p or "dist-packages" in p or p.startswith(_LIBS))
+    if len(_PROGRAM_FILE) < _PROGRAM_FILE_MAX:
+        _PROGRAM_FILE[path] = mine
+    return mine
 
 
 def _global_line(path, name):

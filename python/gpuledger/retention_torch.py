@@ -3,7 +3,8 @@
 paths reach the database (gpuledger_retention: one event each on the ring,
 stored in the retention table):
 
-* at an out-of-memory (torch.cuda.memory._register_oom_observer): the
+* at an out-of-memory (torch._C._cuda_attach_out_of_memory_observer, as
+  PyTorch's memory docs attach one; torch 2.11 has no other): the
   tensors of the roots that hold the most (bound: 1 s; by_root);
 * at the end of an optimizer step whose live tensor bytes
   (torch.cuda.memory_allocated) grew by at least MIN_GROWTH since the step
@@ -213,7 +214,7 @@ def install(torch, value=None):
     st.tensors = torch_tensors(torch)
     st.allocated_fn = torch.cuda.memory_allocated
     # each hook on its own: a torch without one still gets the others
-    for what, register in (("out-of-memory observer", lambda: torch.cuda.memory._register_oom_observer(on_oom)),
+    for what, register in (("out-of-memory observer", lambda: torch._C._cuda_attach_out_of_memory_observer(on_oom)),
                            ("optimizer step hook", _register_step_hook), ("exit", lambda: atexit.register(on_exit))):
         try:
             register()

@@ -63,6 +63,7 @@ try:
         out[name + "_ms_max"] = round(max(ms), 3)
         out[name + "_visited"] = res.visited
         out[name + "_complete"] = res.complete
+        out[name + "_cut"] = res.cut
         out[name + "_found"] = len(res.found)
     # an unbounded search: how many objects the program's graph holds
     res = retention.find(rt._st.tensors, budget_s=60, max_objects=10 ** 8)

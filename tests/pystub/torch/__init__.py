@@ -24,6 +24,10 @@ class version:  # noqa: N801 - torch.version
 class _C:  # noqa: N801
     _GLIBCXX_USE_CXX11_ABI = True
 
+    @staticmethod
+    def _cuda_attach_out_of_memory_observer(observer):
+        cuda.memory._attach(observer)
+
 
 _here = os.path.dirname(os.path.abspath(__file__))
 _c10 = ctypes.CDLL(os.path.join(_here, "lib", "libc10_cuda.so"), mode=ctypes.RTLD_GLOBAL)

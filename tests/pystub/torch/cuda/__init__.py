@@ -1,5 +1,5 @@
 """torch.cuda of the stand-in (tests only): live tensor bytes, the
-out-of-memory observers (torch.cuda.memory._register_oom_observer), and
+out-of-memory observers (torch._C._cuda_attach_out_of_memory_observer), and
 private memory pools, as a CUDA graph's (graph_pool_handle) or
 torch.cuda.MemPool's, with use_mem_pool: the allocator's trace entries
 inside carry the pool's id (user-made pools are (0, N), as PyTorch numbers
