@@ -8,8 +8,9 @@
 #   command: bash scripts/gpu-frameworks.sh
 #
 # 1. Lightning Trainer.fit (scripts/gpu/fw_lightning.py, 6 steps of
-#    step(closure)): the tagged parameters and optimizer state equal the
-#    model's and the optimizer's sums; one "optimizer.closure" range per
+#    step(closure)): the tagged parameters and optimizer state live at the
+#    last batch's mark equal the model's and the optimizer's sums then (fit's
+#    teardown moves both to the CPU after it); one "optimizer.closure" range per
 #    step; at the last block of the last forward (inside the last
 #    closure) the ledger has activations and the cuBLAS workspace as
 #    workspace, no optimizer_temporaries;
@@ -43,10 +44,11 @@ line=$(grep '^LIGHTNING' "$W/light.out")
 echo "$line"
 P=$(echo "$line" | sed -n 's/.*params=\([0-9]*\).*/\1/p'); S=$(echo "$line" | sed -n 's/.*state=\([0-9]*\).*/\1/p')
 N=$(echo "$line" | sed -n 's/.*steps=\([0-9]*\).*/\1/p')
-check "lightning parameters (model's sum vs tagged blocks live at the end)" "$P" \
-  "$(sql "$W/light.db" "SELECT sum(requested) FROM tensor_blocks WHERE category = 'parameters' AND free_ns IS NULL")"
-check "lightning optimizer_state (optimizer's sum vs tagged blocks live at the end)" "$S" \
-  "$(sql "$W/light.db" "SELECT sum(requested) FROM tensor_blocks WHERE category = 'optimizer_state' AND free_ns IS NULL")"
+at_mark() { # CATEGORY: bytes of its blocks live at the mark "lightning last batch"
+  sql "$W/light.db" "SELECT sum(b.requested) FROM tensor_blocks b, annotations m WHERE m.label = 'lightning last batch' AND b.category = '$1' AND b.id < m.seq AND (b.free_ns IS NULL OR b.free_ns > m.ts_ns)"
+}
+check "lightning parameters (model's sum on the GPU vs tagged blocks live at the last batch's mark)" "$P" "$(at_mark parameters)"
+check "lightning optimizer_state (optimizer's sum on the GPU vs tagged blocks live at the mark)" "$S" "$(at_mark optimizer_state)"
 check "lightning closure ranges inside optimizer.step (one per step)" "$N" \
   "$(sql "$W/light.db" "SELECT count(*) FROM annotations c JOIN annotations s ON s.seq = c.parent_seq WHERE c.label = 'optimizer.closure' AND s.label = 'optimizer.step'")"
 # the last block the last forward made (inside the last closure)
