@@ -55,6 +55,10 @@ NORMALISE = [
     # writer runs (under load, after the async pool grew); tests/integration
     # checks the figures exactly with marks
     (re.compile(r"(outside any allocation API: )\d+(?:\.\d+)? (?:[KMGT]i)?B at the peak"), r"\1SIZE at the peak"),
+    # the same sample in the diagnosis's finding and its evidence
+    (re.compile(r"^.*(?:of the process's .* at the peak is outside any allocation API|process .* = ledger .* outside \().*$",
+                re.M),
+     lambda m: re.sub(r"\d+(?:\.\d+)? (?:[KMGT]i)?B\b", "SIZE", m.group(0))),
     (re.compile(r"^.*(?:holes|regions|external fragmentation).*$", re.M),
      lambda m: re.sub(r"\d+(?:\.\d+)?", "N", re.sub(r"\d+(?:\.\d+)? (?:[KMGT]i)?B\b", "SIZE", m.group(0)))),
     (re.compile(r"[ \t]+$", re.M), ""),
