@@ -100,19 +100,19 @@ static void oom_finding(struct gl_diagnosis *dg, struct gl_dossier *d, struct gl
     when(r, f, fl->ts_ns, w, sizeof w);
     gl_fmt_bytes(fl->size, a, sizeof a);
     const struct gl_stack *st = gl_stack_get(&d->stacks, fl->stack_id);
-    gl_stack_user_frame(st, where, sizeof where);
+    gl_stack_place(st, where, sizeof where);
     if (vd->known && vd->growth) {
         const struct gl_trend *tr = vd->trend;
         snprintf(f->sentence, sizeof f->sentence,
                  "Out of memory %s: live tensors grow +%s per step since step %ld at %s, so the device is full "
-                 "within %.1f step%s whatever the allocator does (the failing request: %s at %s).",
+                 "within %.1f step%s whatever the allocator does (the failing request: %s %s).",
                  w, gl_fmt_bytes(tr->per_step, b, sizeof b), tr->since_step, tr->where, vd->steps_left,
                  vd->steps_left == 1.0 ? "" : "s", a, where);
         snprintf(f->remedy, sizeof f->remedy, "%s", growth_remedy);
         chain_blocks(d, f, v->dev->device, tr->stack_id, fl->seq);
     } else if (vd->known && vd->fragmentation) {
         snprintf(f->sentence, sizeof f->sentence,
-                 "Out of memory %s: fragmentation: %s was asked at %s; the caching allocator held %s cached free, "
+                 "Out of memory %s: fragmentation: %s was asked %s; the caching allocator held %s cached free, "
                  "but no hole of that size (the largest %s).",
                  w, a, where, gl_fmt_bytes(vd->cached_free, b, sizeof b), gl_fmt_bytes(vd->largest_hole, c, sizeof c));
         snprintf(f->remedy, sizeof f->remedy, "%s",
@@ -122,7 +122,7 @@ static void oom_finding(struct gl_diagnosis *dg, struct gl_dossier *d, struct gl
                                   "a request needs them instead of carving fixed segments)");
     } else if (vd->known) {
         snprintf(f->sentence, sizeof f->sentence,
-                 "Out of memory %s: demand: %s was asked at %s while live tensors held %s of the %s the caching "
+                 "Out of memory %s: demand: %s was asked %s while live tensors held %s of the %s the caching "
                  "allocator had (%s cached free).",
                  w, a, where, gl_fmt_bytes(vd->tensors, b, sizeof b), gl_fmt_bytes(vd->reserved, c, sizeof c),
                  gl_fmt_bytes(vd->cached_free, e, sizeof e));
@@ -130,7 +130,7 @@ static void oom_finding(struct gl_diagnosis *dg, struct gl_dossier *d, struct gl
                  "need less at once: a smaller batch or sequence, gradient checkpointing, a smaller or sharded "
                  "model or optimizer state: see the OOM ledger below");
     } else {
-        snprintf(f->sentence, sizeof f->sentence, "Out of memory %s: %s of %s failed at %s with %s live on the device.",
+        snprintf(f->sentence, sizeof f->sentence, "Out of memory %s: %s of %s failed %s with %s live on the device.",
                  w, gl_api_name(fl->api), a, where, gl_fmt_bytes(o->live_bytes, b, sizeof b));
         snprintf(f->remedy, sizeof f->remedy, "need less at once: see the OOM ledger below");
     }

@@ -55,6 +55,23 @@ char *gl_stack_user_frame(const struct gl_stack *st, char *buf, size_t sz)
     return gl_stack_frame_text(st, i, buf, sz);
 }
 
+char *gl_stack_place(const struct gl_stack *st, char *buf, size_t sz)
+{
+    struct gl_fc_frame *v = fc_frames(st);
+    if (!v) {
+        snprintf(buf, sz, "with no stack recorded");
+        return buf;
+    }
+    struct gl_fc_chain c;
+    gl_fc_chain(v, st->n, &c);
+    int i = c.user >= 0 ? c.user : c.op >= 0 ? c.op : 0;
+    char text[1024];
+    gl_fc_frame_text(&v[i], text, sizeof text);
+    free(v);
+    snprintf(buf, sz, "%s %s", c.user >= 0 ? "at" : "in", text);
+    return buf;
+}
+
 char *gl_stack_chain(const struct gl_stack *st, int must, char *buf, size_t sz)
 {
     struct gl_fc_frame *v = fc_frames(st);

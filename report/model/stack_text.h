@@ -20,6 +20,11 @@ char *gl_stack_chain(const struct gl_stack *st, int must, char *buf, size_t sz);
 /* The innermost user frame ("train_step (train.py:19)"), else the op;
  * "(no stack)" for none. */
 char *gl_stack_user_frame(const struct gl_stack *st, char *buf, size_t sz);
+/* Where a request was made, as a sentence says it: "at " the innermost
+ * user frame, else "in " the op (a request made on a thread without a
+ * frame of the program, autograd's backward say), "with no stack
+ * recorded" for none. */
+char *gl_stack_place(const struct gl_stack *st, char *buf, size_t sz);
 /* Index of the innermost user frame, else the op; -1 for an empty stack. */
 int gl_stack_user_index(const struct gl_stack *st);
 /* A frame in a few words (gl_fc_frame_text: a C++ name shortened). */

@@ -528,6 +528,18 @@ static void test_memviz_export(void **state)
     h_expect(r.out, "(default 100000, as PyTorch's snapshot examples record;\n");
 }
 
+/* An OOM at the first allocation, with nothing live: the OOM ledger's
+ * heading says "nothing" (it was a heading over no rows). */
+static void test_oom_with_nothing_live(void **state)
+{
+    (void)state;
+    h_run(&r, ENV("FAKECUDA_FAIL_ALLOC=1"), ARGV(GL, "run", "-q", "-o", "first.db", PROG("oom")));
+    assert_int_equal(r.status, 1);
+    h_run(&r, NULL, ARGV(GL, "report", "first.db"));
+    h_expect(r.out, "failed (error 2) with 0 B live; grow_cache <- main\n"
+                    "    live then (OOM ledger): nothing\n");
+}
+
 /* diff of two different programs says so first (it gave no word); two
  * runs of one program with other arguments do not get the note. */
 static void test_diff_programs(void **state)
@@ -560,6 +572,7 @@ int main(void)
         cmocka_unit_test_teardown(test_ledger_columns, h_teardown),
         cmocka_unit_test_teardown(test_long_error_lines, h_teardown),
         cmocka_unit_test_teardown(test_memviz_export, h_teardown),
+        cmocka_unit_test_teardown(test_oom_with_nothing_live, h_teardown),
         cmocka_unit_test_teardown(test_diff_programs, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "frameclass.h"
+#include "stack_text.h"
 
 #define SP "/opt/torch/.venv/lib/python3.12/site-packages/"
 #define TL SP "torch/lib/"
@@ -401,6 +402,31 @@ static void test_chains(void **state)
     assert_string_equal(gl_fc_chain_text(lora_loss, N(lora_loss), small, sizeof small), "cross_entropy (");
 }
 
+/* A recorded stack of the report's model made of a test's frames. */
+static const char *place(const struct gl_fc_frame *v, int n)
+{
+    static struct gl_frame f[64];
+    static char buf[512];
+    for (int i = 0; i < n; i++)
+        f[i] = (struct gl_frame){(char *)v[i].symbol, (char *)v[i].module, (char *)v[i].file, v[i].line, v[i].python,
+                                 v[i].offset};
+    struct gl_stack st = {.id = 1, .f = f, .n = n};
+    return gl_stack_place(&st, buf, sizeof buf);
+}
+
+/* Where a request was made, as the diagnosis's OOM sentence says it: at the
+ * user's frame, else in the op (a request made on autograd's thread read
+ * "the failing request: 64.00 MiB at at::(anonymous namespace)::..."). */
+static void test_place(void **state)
+{
+    (void)state;
+    assert_string_equal(place(lora_loss, N(lora_loss)), "at train_step (/work/job/train.py:19)");
+    assert_string_equal(place(c_program, N(c_program)), "at allocate_buffers");
+    assert_string_equal(place(autograd_backward, N(autograd_backward)),
+                        "in at::(anonymous namespace)::wrapper_CUDA_nll_loss_backward");
+    assert_string_equal(place(c_program, 0), "with no stack recorded");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -408,6 +434,7 @@ int main(void)
         cmocka_unit_test(test_short_names),
         cmocka_unit_test(test_frame_text),
         cmocka_unit_test(test_chains),
+        cmocka_unit_test(test_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
