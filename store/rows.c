@@ -13,7 +13,7 @@ int gl_rows_open(struct gl_rows *r, struct gl_wdb *w)
     memset(r, 0, sizeof *r);
     r->w = w;
     r->next_seq = 1;
-    char sql[4096] = "INSERT INTO event_log(" COLUMNS ") VALUES";
+    char sql[64 + GL_ROW_BATCH * sizeof "," VALUES] = "INSERT INTO event_log(" COLUMNS ") VALUES";
     for (int i = 0; i < GL_ROW_BATCH; i++)
         strcat(sql, i ? "," VALUES : VALUES);
     return gl_wdb_prepare(w, &r->ins_batch, sql) ||

@@ -11,7 +11,7 @@
 #include "wdb.h"
 
 #define GL_ROW_COLS 16
-#define GL_ROW_BATCH 32
+#define GL_ROW_BATCH 64
 
 struct gl_rows {
     struct gl_wdb *w;
