@@ -185,149 +185,216 @@ static void human_bytes(char *out, size_t cap, unsigned long long n)
 }
 
 #define HOLD_WAIT_NS 200000ULL
+#define BATCH_EVENTS 16384 /* events drained between commits' checks */
 
-static void *writer_main(void *arg)
+/* What the writer carries from one pass of its loop to the next. */
+struct writer {
+    struct gl_store *s;
+    struct gl_queue *q;
+    int ok;      /* the store has not failed */
+    int dirty;   /* rows written since the last commit */
+    int was_dry; /* the last pass found the ring empty */
+    uint64_t last_commit, stop_deadline, last_probe, commit_ns;
+    uint64_t held, held_since; /* a slot its thread still holds, since when */
+    uint64_t usage_marks[GL_MAX_DEVICES];
+    unsigned char usage_seen[GL_MAX_DEVICES];
+};
+
+/* The writer's thread: no signals, nothing recorded, a name, and a
+ * descriptor table of its own. Nonzero: recording cannot go on. */
+static int writer_enter(void)
 {
-    (void)arg;
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     gl_thread_reset(1); /* nothing this thread does is recorded */
     prctl(PR_SET_NAME, "gpuledger-wr", 0, 0, 0);
-
-    struct gl_queue *q = &gl_st.queue;
     char why[256];
     if (gl_fd_leave_shared(why, sizeof why) != 0) {
         gl_warn("cannot give the writer a descriptor table of its own (%s), which keeps the database out of "
                 "the program's reach; recording is off, the program runs on (close_range needs Linux 5.9 or "
                 "later and, in a container, a seccomp profile from 2021 or later)",
                 why);
-        atomic_store(&gl_st.phase, GL_PHASE_DISABLED);
-        atomic_store(&gl_st.writer_state, GL_WRITER_DONE);
-        return NULL;
+        return -1;
     }
-    pthread_mutex_lock(&gl_st.fork_lock);
-    struct gl_store *s = open_store();
-    pthread_mutex_unlock(&gl_st.fork_lock);
-    if (!s) {
-        atomic_store(&gl_st.phase, GL_PHASE_DISABLED);
-        atomic_store(&gl_st.writer_state, GL_WRITER_DONE);
-        return NULL;
-    }
-    int ok = 1, dirty = 0, was_dry = 0;
-    static uint64_t usage_marks[GL_MAX_DEVICES];
-    static unsigned char usage_seen[GL_MAX_DEVICES];
-    memset(usage_marks, 0, sizeof usage_marks); /* a fork child starts again */
-    memset(usage_seen, 0, sizeof usage_seen);
-    uint64_t last_commit = gl_now_ns(), stop_deadline = 0, last_probe = last_commit;
-    const uint64_t commit_ns = (uint64_t)gl_st.cfg.commit_ms * 1000000ULL;
-    struct timespec nap = {0, 500000};
-    uint64_t held = UINT64_MAX, held_since = 0;
+    return 0;
+}
+
+/* The next event of the ring, NULL when there is none to take now. A slot
+ * its thread still holds (a PyTorch block's free, waiting for the
+ * completion that usually follows at once) is settled within
+ * microseconds; one still held after HOLD_WAIT_NS (its thread went quiet),
+ * or at a flush, is taken as it is. */
+static struct gl_event *next_event(struct writer *w, int flush)
+{
     for (;;) {
-        int stop = atomic_load(&gl_st.stop);
-        uint64_t freq = atomic_load(&gl_st.flush_req);
-        int asked = atomic_load(&gl_st.ask_state) == GL_ASK_ASKED;
-        int flush = freq != atomic_load(&gl_st.flush_done) || stop || asked;
-        size_t n = 0;
-        struct gl_event *ev;
-        pthread_mutex_lock(&gl_st.fork_lock);
-        gl_clock_anchor();
-        while (flush || n < 16384) {
-            if ((ev = gl_queue_peek(q)) == NULL) {
-                /* A slot its thread still holds (a PyTorch block's free,
-                 * waiting for the completion that usually follows at once)
-                 * is settled within microseconds; one still held after
-                 * HOLD_WAIT_NS (its thread went quiet), or at a flush, is
-                 * taken as it is. */
-                uint64_t h = gl_queue_held_at(q), t = gl_now_ns();
-                if (h == UINT64_MAX)
-                    break;
-                if (h != held) {
-                    held = h;
-                    held_since = t;
-                }
-                if (!flush && t - held_since < HOLD_WAIT_NS)
-                    break;
-                gl_queue_steal(q);
-                continue;
-            }
-            if (ev->flags & GL_EVF_TS_NS)
-                ev->flags &= ~GL_EVF_TS_NS;
-            else
-                ev->ts_ns = gl_stamp_to_ns(ev->stamp);
-            if (ok && gl_store_add(s, ev) != 0) {
-                ok = 0;
-                store_failed(s);
-            }
-            gl_queue_release(q);
-            n++;
+        struct gl_event *ev = gl_queue_peek(w->q);
+        if (ev)
+            return ev;
+        uint64_t h = gl_queue_held_at(w->q), t = gl_now_ns();
+        if (h == UINT64_MAX)
+            return NULL;
+        if (h != w->held) {
+            w->held = h;
+            w->held_since = t;
         }
-        dirty |= n > 0;
-        if (n && ok)
-            usage_check(s, usage_marks, usage_seen);
-        uint64_t now = gl_now_ns();
-        /* Commit at least every commit_ms, at a flush, and when the ring
-         * has stayed dry for a whole nap (the program went quiet). Not at
-         * each moment it runs dry: a writer keeping pace with a busy
-         * program finds it dry every few hundred events, and a commit per
-         * few hundred events costs it a third more per event. */
-        int quiet = n == 0 && was_dry;
-        was_dry = n == 0;
-        if (ok && dirty && (quiet || flush || now - last_commit >= commit_ns)) {
-            struct gl_run_counters c;
-            counters(&c);
-            if (gl_store_commit(s, &c) != 0) {
-                ok = 0;
-                store_failed(s);
-            }
-            last_commit = now;
-            dirty = 0;
-        }
-        if (flush && atomic_exchange(&gl_st.checkpoint_req, 0) && ok && !dirty)
-            gl_store_checkpoint(s); /* an exec comes: the .db file alone complete */
-        if (asked)
-            answer(s, ok);
-        pthread_mutex_unlock(&gl_st.fork_lock);
-        /* mutexes are not fair: let a waiting fork have the lock */
-        struct timespec step_aside = {0, 100000};
-        while (atomic_load(&gl_st.fork_pending))
-            nanosleep(&step_aside, NULL);
-        if (flush)
-            atomic_store(&gl_st.flush_done, freq);
-        if (stop) {
-            /* Wait briefly for slots claimed but not yet published. */
-            if (!stop_deadline)
-                stop_deadline = now + 1000000000ULL;
-            if (gl_queue_backlog(q) == 0 || now > stop_deadline)
-                break;
-        }
-        if (n == 0)
-            nanosleep(&nap, NULL);
-        /* a CPython loaded after start-up (dlopen, embedding): look again */
-        if (gl_st.cfg.python && gl_st.cfg.stack_depth && !gl_py_ready() && now - last_probe > 1000000000ULL) {
-            last_probe = now;
-            pthread_mutex_lock(&gl_st.fork_lock);
-            if (gl_py_probe(gl_st.cfg.python_depth) && ok)
-                gl_py_meta(put_meta, s);
-            pthread_mutex_unlock(&gl_st.fork_lock);
-        }
+        if (!flush && t - w->held_since < HOLD_WAIT_NS)
+            return NULL;
+        gl_queue_steal(w->q);
     }
+}
+
+/* Store what the ring holds: everything at a flush, else at most
+ * BATCH_EVENTS. Returns how many events were taken. */
+static size_t drain(struct writer *w, int flush)
+{
+    size_t n = 0;
+    struct gl_event *ev;
+    while ((flush || n < BATCH_EVENTS) && (ev = next_event(w, flush)) != NULL) {
+        if (ev->flags & GL_EVF_TS_NS)
+            ev->flags &= ~GL_EVF_TS_NS;
+        else
+            ev->ts_ns = gl_stamp_to_ns(ev->stamp);
+        if (w->ok && gl_store_add(w->s, ev) != 0) {
+            w->ok = 0;
+            store_failed(w->s);
+        }
+        gl_queue_release(w->q);
+        n++;
+    }
+    return n;
+}
+
+/* Commit at least every commit_ms, at a flush, and when the ring has
+ * stayed dry for a whole nap (the program went quiet). Not at each moment
+ * it runs dry: a writer keeping pace with a busy program finds it dry
+ * every few hundred events, and a commit per few hundred events costs it a
+ * third more per event. */
+static void maybe_commit(struct writer *w, size_t n, int flush, uint64_t now)
+{
+    int quiet = n == 0 && w->was_dry;
+    w->was_dry = n == 0;
+    if (!w->ok || !w->dirty || !(quiet || flush || now - w->last_commit >= w->commit_ns))
+        return;
+    struct gl_run_counters c;
+    counters(&c);
+    if (gl_store_commit(w->s, &c) != 0) {
+        w->ok = 0;
+        store_failed(w->s);
+    }
+    w->last_commit = now;
+    w->dirty = 0;
+}
+
+/* One pass under the fork lock: drain, commit if due, checkpoint before an
+ * exec, answer a question.
+ * Returns how many events were taken. */
+static size_t pass(struct writer *w, int flush, int asked, uint64_t *now)
+{
     pthread_mutex_lock(&gl_st.fork_lock);
-    if (ok) {
+    gl_clock_anchor();
+    size_t n = drain(w, flush);
+    w->dirty |= n > 0;
+    if (n && w->ok)
+        usage_check(w->s, w->usage_marks, w->usage_seen);
+    *now = gl_now_ns();
+    maybe_commit(w, n, flush, *now);
+    if (flush && atomic_exchange(&gl_st.checkpoint_req, 0) && w->ok && !w->dirty)
+        gl_store_checkpoint(w->s); /* an exec comes: the .db file alone complete */
+    if (asked)
+        answer(w->s, w->ok);
+    pthread_mutex_unlock(&gl_st.fork_lock);
+    return n;
+}
+
+/* Mutexes are not fair: let a waiting fork have the lock. */
+static void step_aside_for_fork(void)
+{
+    struct timespec step_aside = {0, 100000};
+    while (atomic_load(&gl_st.fork_pending))
+        nanosleep(&step_aside, NULL);
+}
+
+/* A CPython loaded after start-up (dlopen, embedding): look again, at most
+ * once a second. */
+static void probe_python(struct writer *w, uint64_t now)
+{
+    if (!gl_st.cfg.python || !gl_st.cfg.stack_depth || gl_py_ready() || now - w->last_probe <= 1000000000ULL)
+        return;
+    w->last_probe = now;
+    pthread_mutex_lock(&gl_st.fork_lock);
+    if (gl_py_probe(gl_st.cfg.python_depth) && w->ok)
+        gl_py_meta(put_meta, w->s);
+    pthread_mutex_unlock(&gl_st.fork_lock);
+}
+
+/* At a stop: go on until the slots claimed but not yet published are in,
+ * or a second has passed. Nonzero: the loop ends. */
+static int stop_reached(struct writer *w, uint64_t now)
+{
+    if (!w->stop_deadline)
+        w->stop_deadline = now + 1000000000ULL;
+    return gl_queue_backlog(w->q) == 0 || now > w->stop_deadline;
+}
+
+/* The run's last rows (counters, exit, unwinder figures), then close. */
+static void writer_finish(struct writer *w)
+{
+    pthread_mutex_lock(&gl_st.fork_lock);
+    if (w->ok) {
         struct gl_run_counters c;
         counters(&c);
-        gl_unwind_meta(put_meta, s);
-        if (gl_store_finish(s, &c, gl_now_ns(), atomic_load(&gl_st.exit_code), atomic_load(&gl_st.exit_signal)))
-            store_failed(s);
+        gl_unwind_meta(put_meta, w->s);
+        if (gl_store_finish(w->s, &c, gl_now_ns(), atomic_load(&gl_st.exit_code), atomic_load(&gl_st.exit_signal)))
+            store_failed(w->s);
     }
     if (!gl_st.cfg.quiet && !gl_st.cfg.manifest) {
         char peak[32];
-        unsigned long long events = (unsigned long long)gl_store_event_count(s);
-        human_bytes(peak, sizeof peak, (unsigned long long)gl_store_peak_bytes(s));
+        unsigned long long events = (unsigned long long)gl_store_event_count(w->s);
+        human_bytes(peak, sizeof peak, (unsigned long long)gl_store_peak_bytes(w->s));
         gl_warn("wrote %s: %llu event%s, peak %s", gl_st.db_path, events, events == 1 ? "" : "s", peak);
     }
-    gl_store_close(s);
+    gl_store_close(w->s);
     pthread_mutex_unlock(&gl_st.fork_lock);
+}
+
+static void *writer_main(void *arg)
+{
+    (void)arg;
+    static struct writer w; /* static: a fork child starts again from zero */
+    memset(&w, 0, sizeof w);
+    if (writer_enter() == 0) {
+        pthread_mutex_lock(&gl_st.fork_lock);
+        w.s = open_store();
+        pthread_mutex_unlock(&gl_st.fork_lock);
+    }
+    if (!w.s) {
+        atomic_store(&gl_st.phase, GL_PHASE_DISABLED);
+        atomic_store(&gl_st.writer_state, GL_WRITER_DONE);
+        return NULL;
+    }
+    w.q = &gl_st.queue;
+    w.ok = 1;
+    w.last_commit = w.last_probe = gl_now_ns();
+    w.commit_ns = (uint64_t)gl_st.cfg.commit_ms * 1000000ULL;
+    w.held = UINT64_MAX;
+    const struct timespec nap = {0, 500000};
+    for (;;) {
+        int stop = atomic_load(&gl_st.stop);
+        uint64_t freq = atomic_load(&gl_st.flush_req), now;
+        int asked = atomic_load(&gl_st.ask_state) == GL_ASK_ASKED;
+        int flush = freq != atomic_load(&gl_st.flush_done) || stop || asked;
+        size_t n = pass(&w, flush, asked, &now);
+        step_aside_for_fork();
+        if (flush)
+            atomic_store(&gl_st.flush_done, freq);
+        if (stop && stop_reached(&w, now))
+            break;
+        if (n == 0)
+            nanosleep(&nap, NULL);
+        probe_python(&w, now);
+    }
+    writer_finish(&w);
     atomic_store(&gl_st.writer_state, GL_WRITER_DONE);
     return NULL;
 }

@@ -47,6 +47,16 @@ objs=$(for s in $srcs; do echo "$B/obj/$(echo "$s" | tr / _).o"; done)
 $CC $san -fsanitize=fuzzer $objs -o "$B/fuzz_reader" -lsqlite3 -ldl -lm -lpthread
 
 cp -n tests/golden/db/*.db "$B/corpus/" 2>/dev/null || true
+# the golden databases are of older schemas (kept as they were recorded):
+# seeds of the current schema too, recorded by build/ on the fake runtime
+for prog in demo nvtx_mem "torchalloc train"; do
+  f="$PWD/$B/corpus/current-${prog%% *}.db"
+  [ -s "$f" ] || [ ! -x "build/tests/${prog%% *}" ] || {
+    # shellcheck disable=SC2086 # the program, then its arguments
+    build/report/gpuledger run -q -o "$f" -- "$PWD"/build/tests/$prog >/dev/null 2>&1 || true
+    rm -f "$f-wal" "$f-shm"
+  }
+done
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 echo "fuzz-reader: ${secs} s over $(ls "$B/corpus" | wc -l) inputs (ASan + UBSan)"

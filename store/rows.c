@@ -5,19 +5,21 @@
 
 /* seq is not given: SQLite numbers the rows, and they come in seq order
  * from 1 (checked after each write) */
-#define COLUMNS "ts_ns, tid, op, api, kind, device, stream, pool, addr, size, result, stack_id, ref_seq, aux, range_seq"
-#define VALUES "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+#define COLUMNS "ts_ns, context, op, kind, device, addr, size, stack_id, ref_seq, aux, range_seq"
+#define VALUES "(?,?,?,?,?,?,?,?,?,?,?)"
 
 int gl_rows_open(struct gl_rows *r, struct gl_wdb *w)
 {
     memset(r, 0, sizeof *r);
     r->w = w;
     r->next_seq = 1;
-    char sql[4096] = "INSERT INTO event_log(" COLUMNS ") VALUES";
+    if (gl_contexts_open(&r->contexts, w))
+        return -1;
+    char sql[64 + GL_ROW_BATCH * sizeof "," VALUES] = "INSERT INTO event_rows(" COLUMNS ") VALUES";
     for (int i = 0; i < GL_ROW_BATCH; i++)
         strcat(sql, i ? "," VALUES : VALUES);
     return gl_wdb_prepare(w, &r->ins_batch, sql) ||
-           gl_wdb_prepare(w, &r->ins_one, "INSERT INTO event_log(" COLUMNS ") VALUES" VALUES);
+           gl_wdb_prepare(w, &r->ins_one, "INSERT INTO event_rows(" COLUMNS ") VALUES" VALUES);
 }
 
 static void bind_row(sqlite3_stmt *st, int first, const int64_t *v, uint16_t null)
@@ -78,4 +80,5 @@ void gl_rows_close(struct gl_rows *r)
 {
     sqlite3_stmt **const sts[] = {&r->ins_batch, &r->ins_one};
     gl_wdb_finalize(sts, 2);
+    gl_contexts_close(&r->contexts);
 }

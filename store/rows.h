@@ -1,20 +1,24 @@
-/* rows.h — event_log rows: numbered in order (seq), collected GL_ROW_BATCH
- * at a time and written by one multi-row INSERT (far fewer SQLite VM steps
- * per row than an INSERT each); a partial batch is written row by row when
- * the store commits. */
+/* rows.h — event rows (event_rows, read through the event_log view):
+ * numbered in order (seq), collected GL_ROW_BATCH at a time and written by
+ * one multi-row INSERT (far fewer SQLite VM steps per row than an INSERT
+ * each); a partial batch is written row by row when the store commits.
+ * What a row shares with others (thread, API, stream, pool, result) is an
+ * event_contexts id (contexts.h). */
 #ifndef GL_ROWS_H
 #define GL_ROWS_H
 
 #include <stdint.h>
 
+#include "contexts.h"
 #include "gl_event.h"
 #include "wdb.h"
 
-#define GL_ROW_COLS 16
-#define GL_ROW_BATCH 32
+#define GL_ROW_COLS 12
+#define GL_ROW_BATCH 64
 
 struct gl_rows {
     struct gl_wdb *w;
+    struct gl_contexts contexts;
     sqlite3_stmt *ins_batch, *ins_one;
     struct {
         int64_t v[GL_ROW_COLS];
@@ -24,7 +28,7 @@ struct gl_rows {
     uint64_t next_seq, count;
     /* what each parameter of ins_batch holds now (SQLite keeps bindings
      * across a reset): a batch binds only what changed, and in a loop most
-     * columns (thread, api, kind, device, stream, pool, size, stack ...)
+     * columns (context, kind, device, size, stack ...)
      * repeat at the same place batch after batch */
     int64_t bound_v[GL_ROW_BATCH * GL_ROW_COLS];
     uint8_t bound[GL_ROW_BATCH * GL_ROW_COLS]; /* 0: unknown, 1: NULL, 2: bound_v */
@@ -42,26 +46,28 @@ void gl_rows_close(struct gl_rows *r);
 static inline int gl_rows_add(struct gl_rows *r, const struct gl_event *ev, int op, int kind, uint64_t size,
                               int64_t sid, uint64_t ref, uint64_t range, uint64_t *seq_out)
 {
+    int64_t ctx = gl_contexts_id(&r->contexts, ev);
+    if (!ctx) {
+        if (seq_out)
+            *seq_out = 0;
+        return -1;
+    }
     uint64_t seq = r->next_seq++;
     int64_t *v = r->batch[r->n].v;
     v[0] = (int64_t)seq;
     v[1] = (int64_t)ev->ts_ns;
-    v[2] = ev->tid;
+    v[2] = ctx;
     v[3] = op;
-    v[4] = ev->api;
-    v[5] = kind;
-    v[6] = ev->device;
-    v[7] = (int64_t)ev->stream;
-    v[8] = (int64_t)ev->pool;
-    v[9] = (int64_t)ev->addr;
-    v[10] = (int64_t)size;
-    v[11] = ev->result;
-    v[12] = sid;
-    v[13] = (int64_t)ref;
-    v[14] = (int64_t)ev->aux;
-    v[15] = (int64_t)range;
-    r->batch[r->n].null = (uint16_t)((sid ? 0 : 1u << 12) | (ref ? 0 : 1u << 13) | (ev->aux || (ev->flags & GL_EVF_USED) ? 0 : 1u << 14) |
-                                     (range ? 0 : 1u << 15));
+    v[4] = kind;
+    v[5] = ev->device;
+    v[6] = (int64_t)ev->addr;
+    v[7] = (int64_t)size;
+    v[8] = sid;
+    v[9] = (int64_t)ref;
+    v[10] = (int64_t)ev->aux;
+    v[11] = (int64_t)range;
+    r->batch[r->n].null = (uint16_t)((sid ? 0 : 1u << 8) | (ref ? 0 : 1u << 9) |
+                                     (ev->aux || (ev->flags & GL_EVF_USED) ? 0 : 1u << 10) | (range ? 0 : 1u << 11));
     r->n++;
     r->count++;
     if (seq_out)

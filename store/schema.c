@@ -1,12 +1,24 @@
-/* schema.c — DDL for a gpuledger database. Integer codes are stored in
- * event_log; the documented views (events, allocations, mappings, heaps,
- * regions, stack_frames) give them names. */
+/* schema.c — DDL for a gpuledger database (schema 4). Integer codes are
+ * stored in event_rows and event_contexts; the documented views (event_log,
+ * events, allocations, mappings, heaps, regions, stack_frames) give them
+ * names. */
 #include "schema.h"
 
 #include <stdio.h>
 
 #include "gl_event.h"
 #include "retention.h"
+
+/* In the triggers that write through event_log: the context of the NEW
+ * row, added if it is not there, and its id. */
+#define SAME_CONTEXT_AS_NEW                                                                         \
+    " WHERE tid IS NEW.tid AND api IS NEW.api AND stream IS NEW.stream AND pool IS NEW.pool"       \
+    " AND result IS NEW.result"
+#define NEW_CONTEXT                                                                                 \
+    " INSERT INTO event_contexts(tid, api, stream, pool, result)"                                   \
+    " SELECT NEW.tid, NEW.api, NEW.stream, NEW.pool, NEW.result"                                    \
+    " WHERE NOT EXISTS (SELECT 1 FROM event_contexts" SAME_CONTEXT_AS_NEW ");"
+#define CONTEXT_OF_NEW "(SELECT id FROM event_contexts" SAME_CONTEXT_AS_NEW " ORDER BY id LIMIT 1)"
 
 static const char *const ddl =
     "CREATE TABLE run("
@@ -22,11 +34,34 @@ static const char *const ddl =
      * allocation, never counted twice), host, address, none */
     "CREATE TABLE kind_names(id INTEGER PRIMARY KEY, name TEXT UNIQUE, layer TEXT);"
     "CREATE TABLE api_names(id INTEGER PRIMARY KEY, name TEXT UNIQUE);"
-    "CREATE TABLE event_log("
-    " seq INTEGER PRIMARY KEY, ts_ns INTEGER NOT NULL, tid INTEGER,"
-    " op INTEGER NOT NULL, api INTEGER, kind INTEGER, device INTEGER,"
-    " stream INTEGER, pool INTEGER, addr INTEGER, size INTEGER,"
-    " result INTEGER, stack_id INTEGER, ref_seq INTEGER, aux INTEGER, range_seq INTEGER);"
+    /* ---- schema 4: an event is a row of event_rows; what many rows share
+     * (thread, API, stream, pool, result) is one row of event_contexts.
+     * event_log, the table of schemas 1 to 3, is their view. */
+    "CREATE TABLE event_contexts(id INTEGER PRIMARY KEY, tid INTEGER, api INTEGER,"
+    " stream INTEGER, pool INTEGER, result INTEGER);"
+    "CREATE TABLE event_rows("
+    " seq INTEGER PRIMARY KEY, ts_ns INTEGER NOT NULL, context INTEGER,"
+    " op INTEGER NOT NULL, kind INTEGER, device INTEGER, addr INTEGER, size INTEGER,"
+    " stack_id INTEGER, ref_seq INTEGER, aux INTEGER, range_seq INTEGER);"
+    "CREATE VIEW event_log AS SELECT e.seq, e.ts_ns, c.tid, e.op, c.api, e.kind, e.device,"
+    " c.stream, c.pool, e.addr, e.size, c.result, e.stack_id, e.ref_seq, e.aux, e.range_seq"
+    " FROM event_rows e LEFT JOIN event_contexts c ON c.id = e.context;"
+    /* rows written through the view (other tools, tests) land in the tables */
+    "CREATE TRIGGER event_log_insert INSTEAD OF INSERT ON event_log BEGIN"
+    NEW_CONTEXT
+    " INSERT INTO event_rows(seq, ts_ns, context, op, kind, device, addr, size, stack_id, ref_seq, aux, range_seq)"
+    " VALUES(NEW.seq, NEW.ts_ns, " CONTEXT_OF_NEW ","
+    " NEW.op, NEW.kind, NEW.device, NEW.addr, NEW.size, NEW.stack_id, NEW.ref_seq, NEW.aux, NEW.range_seq);"
+    " END;"
+    "CREATE TRIGGER event_log_update INSTEAD OF UPDATE ON event_log BEGIN"
+    NEW_CONTEXT
+    " UPDATE event_rows SET seq = NEW.seq, ts_ns = NEW.ts_ns, context = " CONTEXT_OF_NEW ", op = NEW.op,"
+    " kind = NEW.kind, device = NEW.device, addr = NEW.addr, size = NEW.size, stack_id = NEW.stack_id,"
+    " ref_seq = NEW.ref_seq, aux = NEW.aux, range_seq = NEW.range_seq WHERE seq = OLD.seq;"
+    " END;"
+    "CREATE TRIGGER event_log_delete INSTEAD OF DELETE ON event_log BEGIN"
+    " DELETE FROM event_rows WHERE seq = OLD.seq;"
+    " END;"
     /* marks and ranges (gpuledger_mark, gpuledger_range_push/pop) */
     "CREATE TABLE annotations(seq INTEGER PRIMARY KEY, ts_ns INTEGER, tid INTEGER,"
     " op TEXT, label TEXT, parent_seq INTEGER);"
@@ -66,47 +101,51 @@ static const char *const ddl =
      * when it was never freed. */
     "CREATE VIEW allocations AS SELECT a.seq AS id, a.device, an.name AS api,"
     " kn.name AS kind, a.addr, a.size, a.ts_ns AS alloc_ns, f.ts_ns AS free_ns,"
-    " a.tid, a.stack_id, a.stream, a.pool, f.seq AS free_seq,"
+    " ac.tid, a.stack_id, ac.stream, ac.pool, f.seq AS free_seq,"
     " f.stack_id AS free_stack_id, fn.name AS free_api"
-    " FROM event_log a"
-    " LEFT JOIN event_log f ON f.ref_seq = a.seq AND f.op IN (2, 8)"
-    " LEFT JOIN api_names an ON an.id = a.api"
-    " LEFT JOIN api_names fn ON fn.id = f.api"
+    " FROM event_rows a JOIN event_contexts ac ON ac.id = a.context"
+    " LEFT JOIN event_rows f ON f.ref_seq = a.seq AND f.op IN (2, 8)"
+    " LEFT JOIN event_contexts fc ON fc.id = f.context"
+    " LEFT JOIN api_names an ON an.id = ac.api"
+    " LEFT JOIN api_names fn ON fn.id = fc.api"
     " LEFT JOIN kind_names kn ON kn.id = a.kind"
-    " WHERE a.op IN (1, 7) AND a.result = 0 AND coalesce(kn.layer, '') != 'sub';"
+    " WHERE a.op IN (1, 7) AND ac.result = 0 AND coalesce(kn.layer, '') != 'sub';"
     /* Reserved VA ranges and mappings (cuMemAddressReserve, cuMemMap). */
     "CREATE VIEW mappings AS SELECT a.seq AS id, a.device, an.name AS api,"
     " kn.name AS kind, a.addr, a.size, a.aux AS handle, a.ts_ns AS start_ns,"
-    " f.ts_ns AS end_ns, a.tid, a.stack_id"
-    " FROM event_log a"
-    " LEFT JOIN event_log f ON f.ref_seq = a.seq AND f.op IN (4, 6)"
-    " LEFT JOIN api_names an ON an.id = a.api"
+    " f.ts_ns AS end_ns, ac.tid, a.stack_id"
+    " FROM event_rows a JOIN event_contexts ac ON ac.id = a.context"
+    " LEFT JOIN event_rows f ON f.ref_seq = a.seq AND f.op IN (4, 6)"
+    " LEFT JOIN api_names an ON an.id = ac.api"
     " LEFT JOIN kind_names kn ON kn.id = a.kind"
-    " WHERE a.op IN (3, 5) AND a.result = 0 AND coalesce(kn.layer, '') != 'sub';"
+    " WHERE a.op IN (3, 5) AND ac.result = 0 AND coalesce(kn.layer, '') != 'sub';"
     /* Names given to heaps and regions (ref_seq: the row that began it). */
     "CREATE TABLE names(seq INTEGER PRIMARY KEY, ref_seq INTEGER, name TEXT);"
     /* Heaps of a program's own pools (nvtxMemHeapRegister,
      * gpuledger_heap_register): one row per registration. */
     "CREATE VIEW heaps AS SELECT h.seq AS id, h.addr AS base, h.size, h.aux AS usage,"
-    " (SELECT p.aux FROM event_log p WHERE p.ref_seq = h.seq AND p.op = 27 ORDER BY p.seq DESC LIMIT 1)"
+    " (SELECT p.aux FROM event_rows p WHERE p.ref_seq = h.seq AND p.op = 27 ORDER BY p.seq DESC LIMIT 1)"
     " AS page_size,"
     " (SELECT n.name FROM names n WHERE n.ref_seq = h.seq ORDER BY n.seq DESC LIMIT 1) AS name,"
-    " h.ts_ns AS register_ns, u.ts_ns AS unregister_ns, h.tid, h.stack_id, u.seq AS unregister_seq"
-    " FROM event_log h LEFT JOIN event_log u ON u.ref_seq = h.seq AND u.op = 2"
+    " h.ts_ns AS register_ns, u.ts_ns AS unregister_ns, hc.tid, h.stack_id, u.seq AS unregister_seq"
+    " FROM event_rows h LEFT JOIN event_contexts hc ON hc.id = h.context"
+    " LEFT JOIN event_rows u ON u.ref_seq = h.seq AND u.op = 2"
     " WHERE h.op = 1 AND h.kind = 13;"
     /* Regions handed out inside heaps (sub-allocations: never counted in
      * device totals): size and used bytes as they were last set. */
-    "CREATE VIEW regions AS SELECT r.seq AS id, r.ref_seq AS heap_id, r.pool AS heap_base, r.addr,"
-    " r.addr - r.pool AS offset,"
-    " coalesce((SELECT z.size FROM event_log z WHERE z.ref_seq = r.seq AND z.op = 25"
+    "CREATE VIEW regions AS SELECT r.seq AS id, r.ref_seq AS heap_id, rc.pool AS heap_base, r.addr,"
+    " r.addr - rc.pool AS offset,"
+    " coalesce((SELECT z.size FROM event_rows z WHERE z.ref_seq = r.seq AND z.op = 25"
     " ORDER BY z.seq DESC LIMIT 1), r.size) AS size, r.size AS initial_size,"
-    " coalesce((SELECT u.aux FROM event_log u WHERE u.ref_seq = r.seq AND u.op = 27"
+    " coalesce((SELECT u.aux FROM event_rows u WHERE u.ref_seq = r.seq AND u.op = 27"
     " ORDER BY u.seq DESC LIMIT 1), r.aux) AS used,"
     " (SELECT n.name FROM names n WHERE n.ref_seq = r.seq ORDER BY n.seq DESC LIMIT 1) AS name,"
-    " r.ts_ns AS alloc_ns, f.ts_ns AS free_ns, r.tid, r.stack_id, f.seq AS free_seq,"
+    " r.ts_ns AS alloc_ns, f.ts_ns AS free_ns, rc.tid, r.stack_id, f.seq AS free_seq,"
     " f.stack_id AS free_stack_id, fa.name AS free_api"
-    " FROM event_log r LEFT JOIN event_log f ON f.ref_seq = r.seq AND f.op = 2"
-    " LEFT JOIN api_names fa ON fa.id = f.api"
+    " FROM event_rows r LEFT JOIN event_contexts rc ON rc.id = r.context"
+    " LEFT JOIN event_rows f ON f.ref_seq = r.seq AND f.op = 2"
+    " LEFT JOIN event_contexts fc ON fc.id = f.context"
+    " LEFT JOIN api_names fa ON fa.id = fc.api"
     " WHERE r.op = 1 AND r.kind = 14;"
     "CREATE VIEW stack_frames AS SELECT se.stack_id, se.depth, m.path AS module,"
     " f.symbol, f.rel AS offset, f.sym_offset AS symbol_offset, f.file, f.line,"
@@ -128,32 +167,32 @@ static const char *const ddl =
     "CREATE TABLE allocator_samples(ts_ns INTEGER, seq INTEGER, device INTEGER, reserved INTEGER,"
     " allocated INTEGER, active INTEGER, requested INTEGER, cached_free INTEGER, holes INTEGER,"
     " largest_hole INTEGER);"
-    "CREATE INDEX event_log_segments ON event_log(device, addr) WHERE kind = 12;"
+    "CREATE INDEX event_log_segments ON event_rows(device, addr) WHERE kind = 12;"
     /* the rows the views look up one by one (a block's tag, a region's
      * resizes, a heap's or region's last set, names): rare rows, indexed
      * while recording, so that the views stay fast without event_log_ref
      * (schema.h) in a run that ended without it */
-    "CREATE INDEX event_log_tags ON event_log(ref_seq) WHERE op = 19;"
-    "CREATE INDEX event_log_resizes ON event_log(ref_seq) WHERE op = 25;"
-    "CREATE INDEX event_log_sets ON event_log(ref_seq) WHERE op = 27;"
+    "CREATE INDEX event_log_tags ON event_rows(ref_seq) WHERE op = 19;"
+    "CREATE INDEX event_log_resizes ON event_rows(ref_seq) WHERE op = 25;"
+    "CREATE INDEX event_log_sets ON event_rows(ref_seq) WHERE op = 27;"
     "CREATE INDEX names_ref ON names(ref_seq);"
     /* One row per tensor block (PyTorch's caching allocator): requested and
      * block bytes, the segment (or mapped range) holding it, when the
      * tensor let go of it (free_ns) and when it was reusable (released_ns,
      * later when record_stream was used), its stacks and its identity tag. */
     "CREATE VIEW tensor_blocks AS SELECT a.seq AS id, a.device, a.addr, a.size AS requested,"
-    " a.aux AS size, (SELECT s.addr FROM event_log s WHERE s.kind = 12 AND s.op IN (1, 3)"
+    " a.aux AS size, (SELECT s.addr FROM event_rows s WHERE s.kind = 12 AND s.op IN (1, 3)"
     " AND s.device = a.device AND s.addr <= a.addr AND s.seq < a.seq AND a.addr < s.addr + s.size"
-    " ORDER BY s.seq DESC LIMIT 1) AS segment, a.stream, a.pool, an.name AS api,"
+    " ORDER BY s.seq DESC LIMIT 1) AS segment, ac.stream, ac.pool, an.name AS api,"
     " a.ts_ns AS alloc_ns, f.ts_ns AS free_ns,"
-    " coalesce(c.ts_ns, CASE WHEN f.op = 2 THEN f.ts_ns END) AS released_ns, a.tid, a.stack_id,"
+    " coalesce(c.ts_ns, CASE WHEN f.op = 2 THEN f.ts_ns END) AS released_ns, ac.tid, a.stack_id,"
     " f.stack_id AS free_stack_id, a.range_seq,"
-    " (SELECT tn.name FROM event_log t JOIN tag_names tn ON tn.id = t.aux WHERE t.op = 19"
+    " (SELECT tn.name FROM event_rows t JOIN tag_names tn ON tn.id = t.aux WHERE t.op = 19"
     " AND t.ref_seq = a.seq ORDER BY t.seq LIMIT 1) AS category"
-    " FROM event_log a"
-    " LEFT JOIN event_log f ON f.ref_seq = a.seq AND f.op IN (2, 20) AND f.kind = 11"
-    " LEFT JOIN event_log c ON c.ref_seq = a.seq AND c.op = 17"
-    " LEFT JOIN api_names an ON an.id = a.api"
+    " FROM event_rows a LEFT JOIN event_contexts ac ON ac.id = a.context"
+    " LEFT JOIN event_rows f ON f.ref_seq = a.seq AND f.op IN (2, 20) AND f.kind = 11"
+    " LEFT JOIN event_rows c ON c.ref_seq = a.seq AND c.op = 17"
+    " LEFT JOIN api_names an ON an.id = ac.api"
     " WHERE a.kind = 11 AND a.op = 1;"
     /* ---- schema 3: what keeps memory alive ---- */
     GL_RETENTION_DDL;
@@ -174,7 +213,7 @@ static int set_layer(sqlite3 *db, int id, const char *layer)
 
 int gl_schema_ref_index(sqlite3 *db)
 {
-    return sqlite3_exec(db, "CREATE INDEX IF NOT EXISTS event_log_ref ON event_log(ref_seq) WHERE ref_seq IS NOT NULL",
+    return sqlite3_exec(db, "CREATE INDEX IF NOT EXISTS event_log_ref ON event_rows(ref_seq) WHERE ref_seq IS NOT NULL",
                         NULL, NULL, NULL);
 }
 

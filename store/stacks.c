@@ -19,7 +19,10 @@ int gl_stacks_open(struct gl_stacks *s, struct gl_wdb *w, int symbolize)
     gl_symbolizer_init(&s->sym, symbolize);
     gl_u64map_init(&s->frames);
     gl_u64map_init(&s->index);
-    return gl_wdb_prepare(w, &s->ins_stack, "INSERT INTO stacks(id, hash, depth, truncated) VALUES(?,?,?,?)") ||
+    char many[64 + GL_STACK_ENTRY_BATCH * sizeof ",(?,?,?)"] = "INSERT INTO stack_entries(stack_id, depth, frame_id) VALUES";
+    for (int i = 0; i < GL_STACK_ENTRY_BATCH; i++)
+        strcat(many, i ? ",(?,?,?)" : "(?,?,?)");
+    return gl_wdb_prepare(w, &s->ins_entries, many) || gl_wdb_prepare(w, &s->ins_stack, "INSERT INTO stacks(id, hash, depth, truncated) VALUES(?,?,?,?)") ||
            gl_wdb_prepare(w, &s->ins_entry, "INSERT INTO stack_entries(stack_id, depth, frame_id) VALUES(?,?,?)") ||
            gl_wdb_prepare(w, &s->ins_frame,
                           "INSERT INTO frames(id, ip, module_id, rel, symbol, sym_offset) VALUES(?,?,?,?,?,?)") ||
@@ -29,8 +32,9 @@ int gl_stacks_open(struct gl_stacks *s, struct gl_wdb *w, int symbolize)
 
 void gl_stacks_close(struct gl_stacks *s)
 {
-    sqlite3_stmt **const sts[] = {&s->ins_stack, &s->ins_entry, &s->ins_frame, &s->ins_pyframe, &s->ins_module};
-    gl_wdb_finalize(sts, 5);
+    sqlite3_stmt **const sts[] = {&s->ins_stack,   &s->ins_entry,  &s->ins_frame,
+                                  &s->ins_pyframe, &s->ins_module, &s->ins_entries};
+    gl_wdb_finalize(sts, 6);
     gl_symbolizer_free(&s->sym);
     gl_u64map_free(&s->frames);
     gl_u64map_free(&s->index);
@@ -138,6 +142,29 @@ static uint64_t hash_ips(const uintptr_t *ips, unsigned n)
     return h ? h : 1;
 }
 
+/* The stack_entries rows of stack id: GL_STACK_ENTRY_BATCH to a statement,
+ * the rest one by one. Every frame has its id already (gl_stacks_id). */
+static int write_entries(struct gl_stacks *s, int64_t id, const uintptr_t *ips, unsigned n)
+{
+    unsigned i = 0;
+    int rc = 0;
+    for (; i + GL_STACK_ENTRY_BATCH <= n && !rc; i += GL_STACK_ENTRY_BATCH) {
+        for (int k = 0; k < GL_STACK_ENTRY_BATCH; k++) {
+            sqlite3_bind_int64(s->ins_entries, 3 * k + 1, id);
+            sqlite3_bind_int(s->ins_entries, 3 * k + 2, (int)i + k);
+            sqlite3_bind_int64(s->ins_entries, 3 * k + 3, (sqlite3_int64)(frame_id(s, ips[i + k]) & ~FRAME_INTERNAL));
+        }
+        rc = gl_wdb_step(s->w, s->ins_entries, "writing a stack's entries");
+    }
+    for (; i < n && !rc; i++) {
+        sqlite3_bind_int64(s->ins_entry, 1, id);
+        sqlite3_bind_int(s->ins_entry, 2, (int)i);
+        sqlite3_bind_int64(s->ins_entry, 3, (sqlite3_int64)(frame_id(s, ips[i]) & ~FRAME_INTERNAL));
+        rc = gl_wdb_step(s->w, s->ins_entry, "writing a stack entry");
+    }
+    return rc;
+}
+
 int64_t gl_stacks_id(struct gl_stacks *s, const struct gl_event *ev)
 {
     unsigned n = ev->depth;
@@ -193,12 +220,7 @@ int64_t gl_stacks_id(struct gl_stacks *s, const struct gl_event *ev)
     sqlite3_bind_int(s->ins_stack, 3, (int)(n - skip));
     sqlite3_bind_int(s->ins_stack, 4, (ev->flags & GL_EVF_TRUNCATED) ? 1 : 0);
     gl_wdb_step(s->w, s->ins_stack, "writing a stack");
-    for (unsigned i = skip; i < n; i++) {
-        uint64_t fid = frame_id(s, ev->ips[i]) & ~FRAME_INTERNAL;
-        sqlite3_bind_int64(s->ins_entry, 1, e->id);
-        sqlite3_bind_int(s->ins_entry, 2, (int)(i - skip));
-        sqlite3_bind_int64(s->ins_entry, 3, (sqlite3_int64)fid);
-        gl_wdb_step(s->w, s->ins_entry, "writing a stack entry");
-    }
+    write_entries(s, e->id, ev->ips + skip, n - skip); /* a failure shows at the next commit */
+    return e->id;
     return e->id;
 }

@@ -14,9 +14,14 @@
 #include "u64map.h"
 #include "wdb.h"
 
+/* A new stack's entries are written this many to an INSERT (one VM run
+ * instead of one each: a 36-frame stack was 36 statements). */
+#define GL_STACK_ENTRY_BATCH 16
+
 struct gl_stacks {
     struct gl_wdb *w;
     sqlite3_stmt *ins_stack, *ins_entry, *ins_frame, *ins_pyframe, *ins_module;
+    sqlite3_stmt *ins_entries; /* GL_STACK_ENTRY_BATCH entries in one statement */
     gl_py_describe_fn py_describe; /* Python pseudo-frames -> names */
     struct gl_symbolizer sym;
     struct gl_u64map frames;       /* ip -> frame id */

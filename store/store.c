@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "annotations.h"
 #include "answers.h"
@@ -25,6 +26,7 @@
 struct gl_store {
     struct gl_wdb w;
     int in_txn;
+    unsigned index_budget_ms;
     uint64_t unmatched_frees;
     struct gl_rows rows;
     struct gl_runrows run;
@@ -67,6 +69,7 @@ struct gl_store *gl_store_open(const char *path, const struct gl_run_info *info,
         snprintf(err, errsz, "out of memory");
         return NULL;
     }
+    s->index_budget_ms = GL_STORE_INDEX_BUDGET_MS;
     gl_ledger_init(&s->ledger);
     gl_graphmem_init(&s->graph);
     int rc = sqlite3_open_v2(path, &s->w.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
@@ -258,6 +261,37 @@ int gl_store_commit(struct gl_store *s, const struct gl_run_counters *c)
     return gl_wdb_exec(&s->w, "COMMIT");
 }
 
+static uint64_t mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
+}
+
+/* SQLite's progress callback while the index is built: nonzero (abandon)
+ * past the deadline. */
+static int past_deadline(void *deadline)
+{
+    return mono_ns() > *(const uint64_t *)deadline;
+}
+
+void gl_store_set_index_budget(struct gl_store *s, unsigned ms)
+{
+    s->index_budget_ms = ms;
+}
+
+/* The ref_seq index in its own transaction, within its budget. */
+static void build_ref_index(sqlite3 *db, unsigned budget_ms)
+{
+    if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+        return;
+    uint64_t deadline = mono_ns() + budget_ms * 1000000ULL;
+    sqlite3_progress_handler(db, 10000, past_deadline, &deadline);
+    int rc = gl_schema_ref_index(db);
+    sqlite3_progress_handler(db, 0, NULL, NULL);
+    sqlite3_exec(db, rc == SQLITE_OK ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
+}
+
 int gl_store_finish(struct gl_store *s, const struct gl_run_counters *c, uint64_t end_ns, int exit_code,
                     int exit_signal)
 {
@@ -270,13 +304,10 @@ int gl_store_finish(struct gl_store *s, const struct gl_run_counters *c, uint64_
     /* The ref_seq index, once the run is safe: in its own transaction (if
      * the process ends meanwhile, the run is whole without it), not on the
      * way down from a fatal signal, and not for a run so long that its
-     * sort could outlast the wait at exit (the views work without it:
+     * sort would outlast the wait at exit (given up past its budget) (the views work without it:
      * SQLite then builds a temporary index for each query). */
-    if (exit_signal <= 0 && s->rows.count <= GL_STORE_INDEX_MAX_ROWS &&
-        sqlite3_exec(s->w.db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK) {
-        int rc = gl_schema_ref_index(s->w.db);
-        sqlite3_exec(s->w.db, rc == SQLITE_OK ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
-    }
+    if (exit_signal <= 0 && s->rows.count <= GL_STORE_INDEX_MAX_ROWS)
+        build_ref_index(s->w.db, s->index_budget_ms);
     return 0;
 }
 

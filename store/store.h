@@ -52,9 +52,14 @@ int gl_store_checkpoint(struct gl_store *s);
 int gl_store_meta(struct gl_store *s, const char *key, const char *value);
 /* Final run row (end time, exit status) and commit; then the ref_seq index
  * (schema.h) for a run of at most GL_STORE_INDEX_MAX_ROWS rows ending
- * without a fatal signal (about 3 s of sorting at that size). exit_code/
- * exit_signal < 0 mean unknown. Does not close. */
+ * without a fatal signal (about 3 s of sorting at that size), given up
+ * (rolled back: the run is whole without it) when it takes longer than
+ * GL_STORE_INDEX_BUDGET_MS, since the program's exit waits for it.
+ * exit_code/exit_signal < 0 mean unknown. Does not close. */
 #define GL_STORE_INDEX_MAX_ROWS 16000000ULL
+#define GL_STORE_INDEX_BUDGET_MS 1000
+/* Another budget for that index (tests: 0 gives it up at once). */
+void gl_store_set_index_budget(struct gl_store *s, unsigned ms);
 int gl_store_finish(struct gl_store *s, const struct gl_run_counters *c, uint64_t end_ns, int exit_code,
                     int exit_signal);
 void gl_store_close(struct gl_store *s);

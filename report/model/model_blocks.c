@@ -223,24 +223,27 @@ static int tensor_peaks(struct gl_run *r)
             const struct gl_alloc *a = &r->allocs[i];
             if (a->kind != GL_KIND_BLOCK || a->device != dev->device)
                 continue;
+            /* sizes as read: a hostile file's may be any 64-bit value, so
+             * the changes and their sums wrap (unsigned) rather than
+             * overflow */
             d[n++] = (struct delta){a->seq, (int64_t)a->size, (int64_t)a->requested};
             if (a->free_seq)
-                d[n++] = (struct delta){a->free_seq, -(int64_t)a->size, 0};
+                d[n++] = (struct delta){a->free_seq, (int64_t)(0 - (uint64_t)a->size), 0};
             int64_t done = a->done_seq ? a->done_seq : a->free_seq;
             if (done)
-                d[n++] = (struct delta){done, 0, -(int64_t)a->requested};
+                d[n++] = (struct delta){done, 0, (int64_t)(0 - (uint64_t)a->requested)};
         }
         qsort(d, n, sizeof *d, cmp_delta);
-        int64_t blocks = 0, req = 0;
+        uint64_t blocks = 0, req = 0;
         for (size_t i = 0; i < n; i++) {
-            blocks += d[i].block;
-            req += d[i].requested;
-            if (blocks > (int64_t)dev->tensor_peak) {
-                dev->tensor_peak = (uint64_t)blocks;
+            blocks += (uint64_t)d[i].block;
+            req += (uint64_t)d[i].requested;
+            if ((int64_t)blocks > (int64_t)dev->tensor_peak) {
+                dev->tensor_peak = blocks;
                 dev->tensor_peak_seq = d[i].seq;
             }
-            if (req > (int64_t)dev->requested_peak)
-                dev->requested_peak = (uint64_t)req;
+            if ((int64_t)req > (int64_t)dev->requested_peak)
+                dev->requested_peak = req;
         }
     }
     free(d);

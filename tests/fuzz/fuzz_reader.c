@@ -105,6 +105,10 @@ static const struct {
 } tables[] = {
     {"event_log", "rowid", {"seq", "ts_ns", "tid", "op", "api", "kind", "device", "stream", "pool", "addr", "size",
                             "result", "stack_id", "ref_seq", "aux", "range_seq"}},
+    /* schema 4: event_log is a view of these two */
+    {"event_rows", "rowid", {"seq", "ts_ns", "context", "op", "kind", "device", "addr", "size", "stack_id", "ref_seq",
+                             "aux", "range_seq"}},
+    {"event_contexts", "rowid", {"id", "tid", "api", "stream", "pool", "result"}},
     {"run", "rowid", {"pid", "hostname", "rank", "cmdline", "start_ns", "end_ns", "exit_code", "exit_signal",
                       "event_count", "dropped_events", "truncated_stacks", "stack_depth", "gpuledger_version"}},
     {"frames", "rowid", {"id", "module_id", "symbol", "file", "line", "python", "rel"}},

@@ -85,8 +85,9 @@ def main():
 
     # addresses
     addr_cols = [(t, c, "") for t, cs in cols.items() for c, _ in cs if c in ADDR_COLUMNS]
-    if "event_log" in cols:
-        addr_cols.append(("event_log", "aux", f"op = {MAP_OP}"))
+    for events in ("event_log", "event_rows"):  # the table of schemas 1-3, of schema 4
+        if events in cols:
+            addr_cols.append((events, "aux", f"op = {MAP_OP}"))
     values = set()
     for t, c, w in addr_cols:
         cond = f" AND ({w})" if w else ""

@@ -174,11 +174,70 @@ static void test_no_index_after_signal(void **state)
     sqlite3_close(db);
 }
 
+/* The ref_seq index is given up past its budget (the program's exit waits
+ * for it): with none, at SQLite's first progress callback; the run is
+ * whole without it. */
+static void test_index_given_up_past_budget(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 2000; i++) {
+        add(GL_OP_ALLOC, GL_API_cudaMalloc, GL_KIND_DEVICE, 0, 0x1000, 100, 10 + 2 * (uint64_t)i, 2);
+        add(GL_OP_FREE, GL_API_cudaFree, GL_KIND_NONE, 0, 0x1000, 0, 11 + 2 * (uint64_t)i, 1);
+    }
+    gl_store_set_index_budget(st, 0);
+    struct gl_run_counters c = {0, 0};
+    assert_int_equal(gl_store_finish(st, &c, 99999, 0, 0), 0);
+    char err[256];
+    sqlite3 *db = gl_db_open_read(path, err, sizeof err);
+    assert_non_null(db);
+    assert_int_equal(gl_db_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'event_log_ref'", -1), 0);
+    assert_int_equal(gl_db_int(db, "SELECT count(*) FROM allocations WHERE free_ns = alloc_ns + 1", -1), 2000);
+    assert_int_equal(gl_db_int(db, "SELECT end_ns FROM run", -1), 99999);
+    sqlite3_close(db);
+}
+
+/* A new stack's entries go GL_STACK_ENTRY_BATCH to a statement, the rest
+ * one by one: 37 frames (two batches and five) are all there, in order. */
+static void test_deep_stack_entries(void **state)
+{
+    (void)state;
+    struct {
+        struct gl_event ev;
+        uintptr_t ips[40];
+    } b;
+    memset(&b, 0, sizeof b);
+    b.ev.op = GL_OP_ALLOC;
+    b.ev.api = GL_API_cudaMalloc;
+    b.ev.kind = GL_KIND_DEVICE;
+    b.ev.addr = 0x1000;
+    b.ev.size = 64;
+    b.ev.ts_ns = 5;
+    b.ev.depth = 37;
+    for (int i = 0; i < 37; i++)
+        b.ev.ips[i] = 0x500000 + (uintptr_t)(i % 30) * 16; /* frames 30..36 repeat 0..6 */
+    assert_int_equal(gl_store_add(st, &b.ev), 0);
+    struct gl_run_counters c = {0, 0};
+    assert_int_equal(gl_store_finish(st, &c, 99, 0, 0), 0);
+    char err[256];
+    sqlite3 *db = gl_db_open_read(path, err, sizeof err);
+    assert_non_null(db);
+    assert_int_equal(gl_db_int(db, "SELECT count(*) FROM stack_entries WHERE stack_id = 1", -1), 37);
+    assert_int_equal(gl_db_int(db, "SELECT count(*) FROM frames", -1), 30);
+    assert_int_equal(gl_db_int(db, "SELECT count(*) FROM stack_frames WHERE stack_id = 1 AND ip = 0x500000 + "
+                                   "(depth % 30) * 16",
+                               -1),
+                     37);
+    assert_int_equal(gl_db_int(db, "SELECT depth FROM stacks WHERE id = 1", -1), 37);
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_views_and_pairing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_index_after_signal, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_index_given_up_past_budget, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deep_stack_entries, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
