@@ -76,6 +76,14 @@ const struct gl_cmd_spec gl_export_spec = {
     .reset = reset,
 };
 
+static int perfetto(FILE *out, struct gl_run *r, const struct gl_rules *rules)
+{
+    struct gl_perfetto_view v;
+    int rc = gl_perfetto_view(&v, r, rules) || gl_export_perfetto(out, &v) ? -1 : 0;
+    gl_perfetto_view_free(&v);
+    return rc;
+}
+
 int cmd_export(struct gl_cli *cli)
 {
     struct gl_run *r = cli->runs[0];
@@ -83,7 +91,7 @@ int cmd_export(struct gl_cli *cli)
     if (gl_cli_format(cli, "folded"))
         gl_export_folded(cli->out, r, what ? what : "peak", fold);
     else if (gl_cli_format(cli, "perfetto"))
-        rc = gl_export_perfetto(cli->out, r, &cli->rules);
+        rc = perfetto(cli->out, r, &cli->rules);
     else if (gl_cli_format(cli, "memory_viz"))
         rc = gl_export_memviz(cli->out, r, (size_t)max_entries);
     else if (gl_cli_format(cli, "speedscope"))

@@ -8,6 +8,7 @@
 
 #include "analysis.h"
 #include "dossier.h"
+#include "export_views.h"
 #include "json.h"
 #include "model.h"
 #include "views.h"
@@ -46,7 +47,7 @@ void gl_render_gate_junit(FILE *f, struct gl_gate_view *v);
 /* fold: allocator internals as one "[allocator]" frame (--fold-allocator) */
 void gl_export_folded(FILE *f, struct gl_run *r, const char *what, int fold);
 void gl_export_csv(FILE *f, struct gl_run *r, const char *what);
-int gl_export_perfetto(FILE *f, struct gl_run *r, const struct gl_rules *rules);
+int gl_export_perfetto(FILE *f, struct gl_perfetto_view *v);
 int gl_export_memviz(FILE *f, struct gl_run *r, size_t max_entries);
 int gl_export_speedscope(FILE *f, struct gl_run *r, int fold);
 
