@@ -9,6 +9,7 @@
 
 #include "analysis.h"
 #include "model_annot.h"
+#include "strmap.h"
 
 /* ---- perfetto: counter tracks, slices of marks and ranges ---- */
 
@@ -47,5 +48,53 @@ struct gl_perfetto_view {
 /* 0, or -1 out of memory (free it either way). */
 int gl_perfetto_view(struct gl_perfetto_view *v, struct gl_run *r, const struct gl_rules *rules);
 void gl_perfetto_view_free(struct gl_perfetto_view *v);
+
+/* ---- folded and csv: the allocations of --what ---- */
+
+/* The groups of `what`: "peak" one set per device (live at its peak),
+ * "leaks" never freed, "allocs" everything, one set each. */
+struct gl_folded_view {
+    struct gl_stacks stacks;
+    struct gl_groups *sets;
+    size_t nsets;
+};
+int gl_folded_view(struct gl_folded_view *v, struct gl_run *r, const char *what);
+void gl_folded_view_free(struct gl_folded_view *v);
+
+/* The allocations of `what` (as folded counts them), in event order: an
+ * index into r->allocs each. */
+struct gl_csv_view {
+    struct gl_run *run;
+    struct gl_stacks stacks;
+    size_t *idx;
+    size_t n;
+};
+int gl_csv_view(struct gl_csv_view *v, struct gl_run *r, const char *what);
+void gl_csv_view_free(struct gl_csv_view *v);
+
+/* ---- speedscope: one sampled profile per device at its peak, one of what
+ * was never freed ---- */
+
+struct gl_speedscope_profile {
+    const struct gl_device *dev; /* NULL: never freed, every device */
+    struct gl_groups g;          /* a sample a group, weighted by its bytes */
+    size_t *sample_at;           /* by group (g.n + 1): its frame ids in sample_frames, root first */
+};
+
+struct gl_speedscope_view {
+    struct gl_run *run;
+    struct gl_stacks stacks;
+    struct gl_strmap frame_ids;
+    const struct gl_frame **frames; /* by frame id: the shared table */
+    size_t cap;
+    struct gl_speedscope_profile *p;
+    size_t np;
+    struct gl_i64s sample_frames;
+};
+
+/* fold: allocator internals as one "[allocator]" frame at the top. 0, or
+ * -1 out of memory (free it either way). */
+int gl_speedscope_view(struct gl_speedscope_view *v, struct gl_run *r, int fold);
+void gl_speedscope_view_free(struct gl_speedscope_view *v);
 
 #endif

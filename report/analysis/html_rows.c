@@ -8,20 +8,6 @@
 #include "html_build.h"
 #include "ledger_layers.h"
 
-int gl_i64s_push(struct gl_i64s *x, int64_t a)
-{
-    if (x->n == x->cap) {
-        size_t nc = x->cap ? x->cap * 2 : 1024;
-        int64_t *nv = realloc(x->v, nc * sizeof *nv);
-        if (!nv)
-            return -1;
-        x->v = nv;
-        x->cap = nc;
-    }
-    x->v[x->n++] = a;
-    return 0;
-}
-
 int gl_html_category(struct gl_html_view *v, const char *name)
 {
     struct gl_html_tables *t = &v->t;

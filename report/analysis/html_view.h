@@ -31,13 +31,6 @@ struct gl_html_opts {
 
 #define GL_HTML_MAX_ANNOTS 200000 /* marks, and ranges, sent to the page */
 
-/* A growable list of integers. */
-struct gl_i64s {
-    int64_t *v;
-    size_t n, cap;
-};
-int gl_i64s_push(struct gl_i64s *x, int64_t a);
-
 /* A ledger row: the stacks with one chain of frame names, in one category
  * (or a row no stack made: what is GL_ROW_*). */
 struct gl_html_row {

@@ -45,11 +45,11 @@ void gl_render_gate_junit(FILE *f, struct gl_gate_view *v);
  * when not 0 (export_memviz.c); speedscope's profiles (export_speedscope.c).
  * The last three: 0, or -1 out of memory. */
 /* fold: allocator internals as one "[allocator]" frame (--fold-allocator) */
-void gl_export_folded(FILE *f, struct gl_run *r, const char *what, int fold);
-void gl_export_csv(FILE *f, struct gl_run *r, const char *what);
+void gl_export_folded(FILE *f, struct gl_folded_view *v, int fold);
+void gl_export_csv(FILE *f, struct gl_csv_view *v);
 int gl_export_perfetto(FILE *f, struct gl_perfetto_view *v);
 int gl_export_memviz(FILE *f, struct gl_run *r, size_t max_entries);
-int gl_export_speedscope(FILE *f, struct gl_run *r, int fold);
+void gl_export_speedscope(FILE *f, const struct gl_speedscope_view *v);
 
 
 /* summary: "gpuledger: DB: N events, peak ..." on f (path as named). */
