@@ -97,4 +97,55 @@ struct gl_speedscope_view {
 int gl_speedscope_view(struct gl_speedscope_view *v, struct gl_run *r, int fold);
 void gl_speedscope_view_free(struct gl_speedscope_view *v);
 
+/* ---- memory_viz: PyTorch's snapshot (render/export_memviz.c says what
+ * each part is) ---- */
+
+/* One trace entry: action as PyTorch names it; an "oom" carries the
+ * device's free bytes in addr. */
+struct gl_memviz_entry {
+    const char *action;
+    uint64_t addr, size, stream;
+    int64_t stack_id, ts_ns;
+};
+
+/* A device's trace: the entries kept, of `total` (the last max_entries). */
+struct gl_memviz_trace {
+    struct gl_memviz_entry *v;
+    size_t n, cap, total;
+    int cut; /* fewer kept than there were */
+};
+
+/* A block of a segment at the end; state as PyTorch names it. */
+struct gl_memviz_block {
+    uint64_t addr, size, requested;
+    const char *state;
+    int64_t stack_id;
+};
+
+/* A segment of the end state: live memory (or mapped ranges that touch,
+ * one expandable segment), its blocks tiling it. */
+struct gl_memviz_segment {
+    int device, expandable;
+    uint64_t addr, total, allocated, active, requested, stream;
+    int64_t stack_id;
+    size_t blocks_at, nblocks; /* in blocks */
+};
+
+struct gl_memviz_view {
+    struct gl_run *run;
+    struct gl_stacks stacks;
+    size_t max_entries;             /* 0: every entry */
+    struct gl_memviz_segment *segs;
+    size_t nsegs, segs_cap;
+    struct gl_memviz_block *blocks;
+    size_t nblocks, blocks_cap;
+    struct gl_memviz_trace *traces; /* by device 0 .. ntraces - 1 */
+    int ntraces;
+    size_t unknown;                 /* allocations on an unknown device, not in the snapshot */
+};
+
+/* 0, or -1 out of memory (free it either way). */
+int gl_memviz_view(struct gl_memviz_view *v, struct gl_run *r, size_t max_entries);
+void gl_memviz_view_free(struct gl_memviz_view *v);
+
 #endif

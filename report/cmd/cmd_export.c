@@ -106,6 +106,16 @@ static int speedscope(FILE *out, struct gl_run *r)
     return rc;
 }
 
+static int memviz(FILE *out, struct gl_run *r)
+{
+    struct gl_memviz_view v;
+    int rc = gl_memviz_view(&v, r, (size_t)max_entries);
+    if (!rc)
+        gl_export_memviz(out, &v);
+    gl_memviz_view_free(&v);
+    return rc;
+}
+
 static int perfetto(FILE *out, struct gl_run *r, const struct gl_rules *rules)
 {
     struct gl_perfetto_view v;
@@ -123,7 +133,7 @@ int cmd_export(struct gl_cli *cli)
     else if (gl_cli_format(cli, "perfetto"))
         rc = perfetto(cli->out, r, &cli->rules);
     else if (gl_cli_format(cli, "memory_viz"))
-        rc = gl_export_memviz(cli->out, r, (size_t)max_entries);
+        rc = memviz(cli->out, r);
     else if (gl_cli_format(cli, "speedscope"))
         rc = speedscope(cli->out, r);
     else
