@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "config.h"
 #include "help.h"
@@ -354,7 +355,8 @@ int cmd_run(int argc, char **argv)
         return WIFEXITED(status) ? WEXITSTATUS(status) : 127;
     }
     if (!quiet) {
-        struct gl_run_end end = {argv[optind], cfg.disable, cfg.output ? cfg.output : "gpuledger-%p.db"};
+        struct gl_run_end end = {argv[optind], cfg.disable, cfg.output ? cfg.output : "gpuledger-%p.db",
+                                 gl_print_db_summary};
         gl_watch_report(&w, &end);
     }
     gl_watch_close(&w);
