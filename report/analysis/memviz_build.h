@@ -53,7 +53,15 @@ static inline int gl_mv_wanted(const struct gl_alloc *a)
 
 /* The device of an allocation: a mapping's is its handle's; a block with
  * none of its own (a region of a program's heap) is on its segment's. */
-int gl_mv_dev_of(const struct gl_memviz_state *m, const struct gl_alloc *a);
+static inline int gl_mv_dev_of(const struct gl_memviz_state *m, const struct gl_alloc *a)
+{
+    uint64_t d;
+    if (gl_mv_is_mapping(a))
+        return gl_u64map_get(&m->map_dev, (uint64_t)a->seq, &d) ? (int)d - 1 : -1;
+    if (a->device < 0 && m->sub_dev && m->sub_dev[a - m->r->allocs])
+        return m->sub_dev[a - m->r->allocs] - 1;
+    return a->device;
+}
 
 /* The bytes a block's trace entries carry: what was asked (PyTorch's
  * requested_size); an allocation's own size otherwise. */

@@ -8,16 +8,6 @@
 #include "memviz_build.h"
 #include "model_vmm.h"
 
-int gl_mv_dev_of(const struct gl_memviz_state *m, const struct gl_alloc *a)
-{
-    uint64_t d;
-    if (gl_mv_is_mapping(a))
-        return gl_u64map_get(&m->map_dev, (uint64_t)a->seq, &d) ? (int)d - 1 : -1;
-    if (a->device < 0 && m->sub_dev && m->sub_dev[a - m->r->allocs])
-        return m->sub_dev[a - m->r->allocs] - 1;
-    return a->device;
-}
-
 /* sub-allocations, sorted by address: (address, allocation index) */
 struct sub_ref {
     uint64_t addr;
