@@ -39,14 +39,8 @@ int64_t gl_html_frame(struct gl_html_view *v, const struct gl_frame *fr)
 
 static struct gl_html_row *new_row(struct gl_html_tables *t)
 {
-    if (t->nrows == t->rows_cap) {
-        size_t nc = t->rows_cap ? t->rows_cap * 2 : 256;
-        struct gl_html_row *nr = realloc(t->rows, nc * sizeof *nr);
-        if (!nr)
-            return NULL;
-        t->rows = nr;
-        t->rows_cap = nc;
-    }
+    if (gl_grow((void **)&t->rows, &t->rows_cap, t->nrows, sizeof *t->rows, 256))
+        return NULL;
     return &t->rows[t->nrows++];
 }
 

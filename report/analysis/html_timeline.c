@@ -18,14 +18,8 @@ static int add_moment(struct gl_html_timeline *d, int64_t seq, int64_t ts)
 {
     if (seq <= 0)
         return 0;
-    if (d->nm == d->mcap) {
-        size_t nc = d->mcap ? d->mcap * 2 : 256;
-        struct gl_html_moment *nv = realloc(d->m, nc * sizeof *nv);
-        if (!nv)
-            return -1;
-        d->m = nv;
-        d->mcap = nc;
-    }
+    if (gl_grow((void **)&d->m, &d->mcap, d->nm, sizeof *d->m, 256))
+        return -1;
     d->m[d->nm++] = (struct gl_html_moment){seq, ts};
     return 0;
 }

@@ -44,15 +44,9 @@ struct replay {
 static void point(struct replay *x, int k, int64_t ts, int cat, int64_t bytes)
 {
     struct gl_perfetto_view *v = x->v;
-    if (v->npoints == v->cap) {
-        size_t nc = v->cap ? v->cap * 2 : 4096;
-        struct gl_trace_point *np = realloc(v->points, nc * sizeof *np);
-        if (!np) {
-            x->oom = 1;
-            return;
-        }
-        v->points = np;
-        v->cap = nc;
+    if (gl_grow((void **)&v->points, &v->cap, v->npoints, sizeof *v->points, 4096)) {
+        x->oom = 1;
+        return;
     }
     v->points[v->npoints++] = (struct gl_trace_point){ts, bytes, (int16_t)(k - 1), (int16_t)cat};
 }
