@@ -215,188 +215,273 @@ static void restore_reg(struct row *r, const struct row *init, uint64_t reg)
 /* Run instructions [p, end) while the location stays <= pc. Returns 0, or
  * -1 on anything the walk cannot use. init: the row after the CIE's
  * program (for DW_CFA_restore), NULL while running the CIE's own. */
+/* The program's state as it runs: where it reads, the location it has
+ * reached, the row, the rows remember_state saved. */
+struct cfi {
+    const uint8_t *p, *end;
+    const struct cie *ci;
+    uintptr_t loc, pc;
+    struct row *r;
+    const struct row *init;
+    struct row saved[MAX_STATES];
+    int ns;
+};
+
+enum { CFI_NEXT = 0, CFI_DONE = 1, CFI_BAD = -1 }; /* what an instruction leaves */
+
+/* The location moves by delta code units: past pc, the row is the one. */
+static int cfi_advance(struct cfi *c, uint64_t delta)
+{
+    uintptr_t to = c->loc + delta * c->ci->caf;
+    if (to > c->pc)
+        return CFI_DONE;
+    c->loc = to;
+    return CFI_NEXT;
+}
+
+/* advance_loc1/2/4: a delta of n bytes. */
+static int cfi_advance_n(struct cfi *c, size_t n)
+{
+    uint64_t delta;
+    if (n > (size_t)(c->end - c->p))
+        return CFI_BAD;
+    if (n == 1) {
+        delta = c->p[0];
+    } else if (n == 2) {
+        uint16_t d;
+        memcpy(&d, c->p, 2);
+        delta = d;
+    } else {
+        uint32_t d;
+        memcpy(&d, c->p, 4);
+        delta = d;
+    }
+    c->p += n;
+    return cfi_advance(c, delta);
+}
+
+static int cfi_set_loc(struct cfi *c)
+{
+    uintptr_t to;
+    if (read_enc(&c->p, c->end, c->ci->fde_enc, 0, &to))
+        return CFI_BAD;
+    if (to > c->pc)
+        return CFI_DONE;
+    c->loc = to;
+    return CFI_NEXT;
+}
+
+static int cfi_restore(struct cfi *c, uint64_t reg)
+{
+    if (!c->init)
+        return CFI_BAD;
+    restore_reg(c->r, c->init, reg);
+    return CFI_NEXT;
+}
+
+/* An expression of n bytes from c->p, skipped: its start, or NULL when it
+ * runs past the end. */
+static const uint8_t *cfi_expression(struct cfi *c, uint64_t n)
+{
+    const uint8_t *e = c->p;
+    if (n > (uint64_t)(c->end - c->p))
+        return NULL;
+    c->p += n;
+    return e;
+}
+
+/* DW_CFA_expression: for rbp only DW_OP_breg6 k (rbp saved at rbp + k). */
+static int cfi_reg_expression(struct cfi *c)
+{
+    uint64_t reg = uleb(&c->p, c->end);
+    uint64_t n = uleb(&c->p, c->end);
+    const uint8_t *e = cfi_expression(c, n);
+    if (!e)
+        return CFI_BAD;
+    const uint8_t *eend = e + n;
+    if (reg == REG_RBP && n >= 2 && *e == 0x76) {
+        e++;
+        int64_t k = sleb(&e, eend);
+        set_reg(c->r, reg, BP_AT_RBP, k, e != eend);
+    } else {
+        set_reg(c->r, reg, BP_SAME, 0, 1);
+    }
+    return CFI_NEXT;
+}
+
+/* The rules of one register (rbp and the return address are followed). */
+static int cfi_register_rule(struct cfi *c, uint8_t op)
+{
+    struct row *r = c->r;
+    int64_t daf = c->ci->daf;
+    if (op == 0x10)
+        return cfi_reg_expression(c);
+    uint64_t reg = uleb(&c->p, c->end);
+    switch (op) {
+    case 0x05: /* offset_extended */
+        set_reg(r, reg, BP_AT_CFA, (int64_t)uleb(&c->p, c->end) * daf, 0);
+        return CFI_NEXT;
+    case 0x11: /* offset_extended_sf */
+        set_reg(r, reg, BP_AT_CFA, sleb(&c->p, c->end) * daf, 0);
+        return CFI_NEXT;
+    case 0x2f: /* GNU_negative_offset_extended */
+        set_reg(r, reg, BP_AT_CFA, -(int64_t)uleb(&c->p, c->end) * daf, 0);
+        return CFI_NEXT;
+    case 0x06: /* restore_extended */
+        return cfi_restore(c, reg);
+    case 0x07: /* undefined */
+        if (reg == REG_RA)
+            r->ra = RA_UNDEF;
+        else
+            set_reg(r, reg, BP_SAME, 0, 1);
+        return CFI_NEXT;
+    case 0x08: /* same_value */
+        set_reg(r, reg, BP_SAME, 0, reg == REG_RA);
+        return CFI_NEXT;
+    case 0x09: /* register */
+    case 0x14: /* val_offset */
+        (void)uleb(&c->p, c->end);
+        set_reg(r, reg, BP_SAME, 0, 1);
+        return CFI_NEXT;
+    case 0x15: /* val_offset_sf */
+        (void)sleb(&c->p, c->end);
+        set_reg(r, reg, BP_SAME, 0, 1);
+        return CFI_NEXT;
+    default: /* 0x16 val_expression */
+        if (!cfi_expression(c, uleb(&c->p, c->end)))
+            return CFI_BAD;
+        set_reg(r, reg, BP_SAME, 0, 1);
+        return CFI_NEXT;
+    }
+}
+
+/* The CFA is register + offset: rsp or rbp is what the walk can use. */
+static void cfa_register(struct row *r, uint64_t reg)
+{
+    r->cfa_form = reg == REG_RBP ? CFA_RBP : CFA_RSP;
+    r->cfa_reg_ok = reg == REG_RBP || reg == REG_RSP;
+}
+
+/* def_cfa_expression: only DW_OP_breg6 k; DW_OP_deref. */
+static int cfi_cfa_expression(struct cfi *c)
+{
+    uint64_t n = uleb(&c->p, c->end);
+    const uint8_t *e = cfi_expression(c, n);
+    if (!e)
+        return CFI_BAD;
+    const uint8_t *eend = e + n;
+    c->r->cfa_reg_ok = 0;
+    if (n >= 2 && *e == 0x76) {
+        e++;
+        int64_t k = sleb(&e, eend);
+        if (e + 1 == eend && *e == 0x06) {
+            c->r->cfa_form = CFA_DEREF_RBP;
+            c->r->cfa_off = k;
+            c->r->cfa_reg_ok = 1;
+        }
+    }
+    return CFI_NEXT;
+}
+
+/* The rule of the CFA. */
+static int cfi_cfa_rule(struct cfi *c, uint8_t op)
+{
+    struct row *r = c->r;
+    uint64_t reg;
+    switch (op) {
+    case 0x0c: /* def_cfa */
+        reg = uleb(&c->p, c->end);
+        r->cfa_off = (int64_t)uleb(&c->p, c->end);
+        cfa_register(r, reg);
+        return CFI_NEXT;
+    case 0x12: /* def_cfa_sf */
+        reg = uleb(&c->p, c->end);
+        r->cfa_off = sleb(&c->p, c->end) * c->ci->daf;
+        cfa_register(r, reg);
+        return CFI_NEXT;
+    case 0x0d: /* def_cfa_register */
+        reg = uleb(&c->p, c->end);
+        if (r->cfa_form == CFA_DEREF_RBP)
+            r->cfa_off = 0;
+        cfa_register(r, reg);
+        return CFI_NEXT;
+    case 0x0e: /* def_cfa_offset */
+        r->cfa_off = (int64_t)uleb(&c->p, c->end);
+        break;
+    case 0x13: /* def_cfa_offset_sf */
+        r->cfa_off = sleb(&c->p, c->end) * c->ci->daf;
+        break;
+    default: /* 0x0f def_cfa_expression */
+        return cfi_cfa_expression(c);
+    }
+    if (r->cfa_form == CFA_DEREF_RBP)
+        r->cfa_reg_ok = 0;
+    return CFI_NEXT;
+}
+
+/* remember_state / restore_state. */
+static int cfi_state(struct cfi *c, uint8_t op)
+{
+    if (op == 0x0a) {
+        if (c->ns == MAX_STATES)
+            return CFI_BAD;
+        c->saved[c->ns++] = *c->r;
+    } else {
+        if (c->ns == 0)
+            return CFI_BAD;
+        *c->r = c->saved[--c->ns];
+    }
+    return CFI_NEXT;
+}
+
+/* One instruction. */
+static int cfi_step(struct cfi *c, uint8_t op)
+{
+    switch (op >> 6) { /* the primary opcodes carry their operand in the low 6 bits */
+    case 1:
+        return cfi_advance(c, op & 0x3f);
+    case 2:
+        set_reg(c->r, op & 0x3f, BP_AT_CFA, (int64_t)uleb(&c->p, c->end) * c->ci->daf, 0);
+        return CFI_NEXT;
+    case 3:
+        return cfi_restore(c, op & 0x3f);
+    default:
+        break;
+    }
+    switch (op) {
+    case 0x00: /* nop */
+        return CFI_NEXT;
+    case 0x01:
+        return cfi_set_loc(c);
+    case 0x02:
+        return cfi_advance_n(c, 1);
+    case 0x03:
+        return cfi_advance_n(c, 2);
+    case 0x04:
+        return cfi_advance_n(c, 4);
+    case 0x05: case 0x06: case 0x07: case 0x08: case 0x09: case 0x10: case 0x11: case 0x14: case 0x15: case 0x16:
+    case 0x2f:
+        return cfi_register_rule(c, op);
+    case 0x0a: case 0x0b:
+        return cfi_state(c, op);
+    case 0x0c: case 0x0d: case 0x0e: case 0x0f: case 0x12: case 0x13:
+        return cfi_cfa_rule(c, op);
+    case 0x2e: /* GNU_args_size */
+        (void)uleb(&c->p, c->end);
+        return CFI_NEXT;
+    default:
+        return CFI_BAD;
+    }
+}
+
 static int run_cfi(const uint8_t *p, const uint8_t *end, const struct cie *ci, uintptr_t loc, uintptr_t pc,
                    struct row *r, const struct row *init)
 {
-    struct row saved[MAX_STATES];
-    int ns = 0;
-    while (p < end) {
-        uint8_t op = *p++;
-        uint64_t reg, delta = 0;
-        int advance = 0;
-        switch (op >> 6) {
-        case 1:
-            delta = op & 0x3f;
-            advance = 1;
-            break;
-        case 2:
-            reg = op & 0x3f;
-            set_reg(r, reg, BP_AT_CFA, (int64_t)uleb(&p, end) * ci->daf, 0);
-            continue;
-        case 3:
-            reg = op & 0x3f;
-            if (!init)
-                return -1;
-            restore_reg(r, init, reg);
-            continue;
-        default:
-            break;
-        }
-        if (!advance) {
-            switch (op) {
-            case 0x00: /* nop */
-                break;
-            case 0x01: { /* set_loc */
-                uintptr_t to;
-                if (read_enc(&p, end, ci->fde_enc, 0, &to))
-                    return -1;
-                if (to > pc)
-                    return 0;
-                loc = to;
-                break;
-            }
-            case 0x02: if (p + 1 > end) return -1; delta = p[0]; p += 1; advance = 1; break;
-            case 0x03: { uint16_t d; if (p + 2 > end) return -1; memcpy(&d, p, 2); p += 2; delta = d; advance = 1; break; }
-            case 0x04: { uint32_t d; if (p + 4 > end) return -1; memcpy(&d, p, 4); p += 4; delta = d; advance = 1; break; }
-            case 0x05: /* offset_extended */
-                reg = uleb(&p, end);
-                set_reg(r, reg, BP_AT_CFA, (int64_t)uleb(&p, end) * ci->daf, 0);
-                break;
-            case 0x11: /* offset_extended_sf */
-                reg = uleb(&p, end);
-                set_reg(r, reg, BP_AT_CFA, sleb(&p, end) * ci->daf, 0);
-                break;
-            case 0x2f: /* GNU_negative_offset_extended */
-                reg = uleb(&p, end);
-                set_reg(r, reg, BP_AT_CFA, -(int64_t)uleb(&p, end) * ci->daf, 0);
-                break;
-            case 0x06: /* restore_extended */
-                reg = uleb(&p, end);
-                if (!init)
-                    return -1;
-                restore_reg(r, init, reg);
-                break;
-            case 0x07: /* undefined */
-                reg = uleb(&p, end);
-                if (reg == REG_RA)
-                    r->ra = RA_UNDEF;
-                else
-                    set_reg(r, reg, BP_SAME, 0, 1);
-                break;
-            case 0x08: /* same_value */
-                reg = uleb(&p, end);
-                set_reg(r, reg, BP_SAME, 0, reg == REG_RA);
-                break;
-            case 0x09: /* register */
-                reg = uleb(&p, end);
-                (void)uleb(&p, end);
-                set_reg(r, reg, BP_SAME, 0, 1);
-                break;
-            case 0x0a: /* remember_state */
-                if (ns == MAX_STATES)
-                    return -1;
-                saved[ns++] = *r;
-                break;
-            case 0x0b: /* restore_state */
-                if (ns == 0)
-                    return -1;
-                *r = saved[--ns];
-                break;
-            case 0x0c: /* def_cfa */
-                reg = uleb(&p, end);
-                r->cfa_off = (int64_t)uleb(&p, end);
-                r->cfa_form = reg == REG_RBP ? CFA_RBP : CFA_RSP;
-                r->cfa_reg_ok = reg == REG_RBP || reg == REG_RSP;
-                break;
-            case 0x12: /* def_cfa_sf */
-                reg = uleb(&p, end);
-                r->cfa_off = sleb(&p, end) * ci->daf;
-                r->cfa_form = reg == REG_RBP ? CFA_RBP : CFA_RSP;
-                r->cfa_reg_ok = reg == REG_RBP || reg == REG_RSP;
-                break;
-            case 0x0d: /* def_cfa_register */
-                reg = uleb(&p, end);
-                if (r->cfa_form == CFA_DEREF_RBP)
-                    r->cfa_off = 0;
-                r->cfa_form = reg == REG_RBP ? CFA_RBP : CFA_RSP;
-                r->cfa_reg_ok = reg == REG_RBP || reg == REG_RSP;
-                break;
-            case 0x0e: /* def_cfa_offset */
-                r->cfa_off = (int64_t)uleb(&p, end);
-                if (r->cfa_form == CFA_DEREF_RBP)
-                    r->cfa_reg_ok = 0;
-                break;
-            case 0x13: /* def_cfa_offset_sf */
-                r->cfa_off = sleb(&p, end) * ci->daf;
-                if (r->cfa_form == CFA_DEREF_RBP)
-                    r->cfa_reg_ok = 0;
-                break;
-            case 0x0f: { /* def_cfa_expression: only DW_OP_breg6 k; DW_OP_deref */
-                uint64_t n = uleb(&p, end);
-                const uint8_t *e = p, *eend = p + n;
-                if (eend > end)
-                    return -1;
-                p = eend;
-                r->cfa_reg_ok = 0;
-                if (n >= 2 && *e == 0x76) {
-                    e++;
-                    int64_t k = sleb(&e, eend);
-                    if (e + 1 == eend && *e == 0x06) {
-                        r->cfa_form = CFA_DEREF_RBP;
-                        r->cfa_off = k;
-                        r->cfa_reg_ok = 1;
-                    }
-                }
-                break;
-            }
-            case 0x10: { /* expression: for rbp only DW_OP_breg6 k (rbp saved at rbp + k) */
-                reg = uleb(&p, end);
-                uint64_t n = uleb(&p, end);
-                const uint8_t *e = p, *eend = p + n;
-                if (eend > end)
-                    return -1;
-                p = eend;
-                if (reg == REG_RBP && n >= 2 && *e == 0x76) {
-                    e++;
-                    int64_t k = sleb(&e, eend);
-                    set_reg(r, reg, BP_AT_RBP, k, e != eend);
-                } else {
-                    set_reg(r, reg, BP_SAME, 0, 1);
-                }
-                break;
-            }
-            case 0x14: /* val_offset */
-                reg = uleb(&p, end);
-                (void)uleb(&p, end);
-                set_reg(r, reg, BP_SAME, 0, 1);
-                break;
-            case 0x15: /* val_offset_sf */
-                reg = uleb(&p, end);
-                (void)sleb(&p, end);
-                set_reg(r, reg, BP_SAME, 0, 1);
-                break;
-            case 0x16: { /* val_expression */
-                reg = uleb(&p, end);
-                uint64_t n = uleb(&p, end);
-                if (p + n > end)
-                    return -1;
-                p += n;
-                set_reg(r, reg, BP_SAME, 0, 1);
-                break;
-            }
-            case 0x2e: /* GNU_args_size */
-                (void)uleb(&p, end);
-                break;
-            default:
-                return -1;
-            }
-        }
-        if (advance) {
-            uintptr_t to = loc + delta * ci->caf;
-            if (to > pc)
-                return 0;
-            loc = to;
-        }
+    struct cfi c = {.p = p, .end = end, .ci = ci, .loc = loc, .pc = pc, .r = r, .init = init, .ns = 0};
+    while (c.p < c.end) {
+        int rc = cfi_step(&c, *c.p++);
+        if (rc != CFI_NEXT)
+            return rc == CFI_DONE ? 0 : -1;
     }
     return 0;
 }

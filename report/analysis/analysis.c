@@ -522,6 +522,7 @@ static void measure(const struct ival *regions, size_t nr, const struct ival *li
     st->external_fragmentation = fs.external_fragmentation;
     st->largest_free_ratio = fs.largest_free_ratio;
     st->unused_bytes = -1; /* a pool hands out what is asked, as far as it says */
+    st->internal_fragmentation = 0.0;
 }
 
 #define HOLE_SAMPLES GL_HOLE_SAMPLES

@@ -5,7 +5,22 @@
 #define GL_ANALYSIS_H
 
 #include "frames.h"
+#include "grow.h"
 #include "model.h"
+
+/* A growable list of integers, as views keep ids and figures. */
+struct gl_i64s {
+    int64_t *v;
+    size_t n, cap;
+};
+/* Append a; 0, or -1 out of memory. */
+static inline int gl_i64s_push(struct gl_i64s *x, int64_t a)
+{
+    if (gl_grow((void **)&x->v, &x->cap, x->n, sizeof *x->v, 1024))
+        return -1;
+    x->v[x->n++] = a;
+    return 0;
+}
 
 struct gl_group {
     int64_t stack_id;
@@ -108,6 +123,7 @@ struct gl_hole_stat {
     double largest_free_ratio;     /* largest_free / free */
     int64_t unused_bytes; /* bytes of live blocks beyond what they asked for (internal
                              fragmentation: unused / live); -1: not known */
+    double internal_fragmentation; /* unused_bytes / live (0 when either is 0 or unknown) */
 };
 
 #define GL_HOLES_ALLOCATOR "caching allocator" /* gl_pool_holes.what of PyTorch's allocator */

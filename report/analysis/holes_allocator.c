@@ -25,6 +25,8 @@ static struct gl_hole_stat stat_of(const struct gl_alloc_sample *s)
     gl_free_ratios(&fs);
     h.external_fragmentation = fs.external_fragmentation;
     h.largest_free_ratio = fs.largest_free_ratio;
+    if (h.live && h.unused_bytes > 0) /* as heaps count it */
+        h.internal_fragmentation = (double)h.unused_bytes / (double)h.live;
     return h;
 }
 

@@ -76,19 +76,67 @@ const struct gl_cmd_spec gl_export_spec = {
     .reset = reset,
 };
 
+static int folded(FILE *out, struct gl_run *r)
+{
+    struct gl_folded_view v;
+    int rc = gl_folded_view(&v, r, what ? what : "peak");
+    if (!rc)
+        gl_export_folded(out, &v, fold);
+    gl_folded_view_free(&v);
+    return rc;
+}
+
+static int csv(FILE *out, struct gl_run *r)
+{
+    struct gl_csv_view v;
+    int rc = gl_csv_view(&v, r, what ? what : "allocs");
+    if (!rc)
+        gl_export_csv(out, &v);
+    gl_csv_view_free(&v);
+    return rc;
+}
+
+static int speedscope(FILE *out, struct gl_run *r)
+{
+    struct gl_speedscope_view v;
+    int rc = gl_speedscope_view(&v, r, fold);
+    if (!rc)
+        gl_export_speedscope(out, &v);
+    gl_speedscope_view_free(&v);
+    return rc;
+}
+
+static int memviz(FILE *out, struct gl_run *r)
+{
+    struct gl_memviz_view v;
+    int rc = gl_memviz_view(&v, r, (size_t)max_entries);
+    if (!rc)
+        gl_export_memviz(out, &v);
+    gl_memviz_view_free(&v);
+    return rc;
+}
+
+static int perfetto(FILE *out, struct gl_run *r, const struct gl_rules *rules)
+{
+    struct gl_perfetto_view v;
+    int rc = gl_perfetto_view(&v, r, rules) || gl_export_perfetto(out, &v) ? -1 : 0;
+    gl_perfetto_view_free(&v);
+    return rc;
+}
+
 int cmd_export(struct gl_cli *cli)
 {
     struct gl_run *r = cli->runs[0];
     int rc = 0;
     if (gl_cli_format(cli, "folded"))
-        gl_export_folded(cli->out, r, what ? what : "peak", fold);
+        rc = folded(cli->out, r);
     else if (gl_cli_format(cli, "perfetto"))
-        rc = gl_export_perfetto(cli->out, r, &cli->rules);
+        rc = perfetto(cli->out, r, &cli->rules);
     else if (gl_cli_format(cli, "memory_viz"))
-        rc = gl_export_memviz(cli->out, r, (size_t)max_entries);
+        rc = memviz(cli->out, r);
     else if (gl_cli_format(cli, "speedscope"))
-        rc = gl_export_speedscope(cli->out, r, fold);
+        rc = speedscope(cli->out, r);
     else
-        gl_export_csv(cli->out, r, what ? what : "allocs");
+        rc = csv(cli->out, r);
     return rc ? gl_cli_fail(cli, "%s: out of memory", r->path) : 0;
 }

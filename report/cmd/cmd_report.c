@@ -44,6 +44,24 @@ static int moments(struct gl_cli *cli, struct gl_moment *m)
     return 0;
 }
 
+/* The HTML page: each run's view built and written in turn. 0, or 2 (out
+ * of memory). */
+static int html(struct gl_cli *cli, const struct gl_moment *const *at, size_t n)
+{
+    int rc = 0;
+    gl_render_html_begin(cli->out, cli->runs, n);
+    for (size_t i = 0; i < n && !rc; i++) {
+        struct gl_html_opts ho = {&cli->rules, cli->device, at[i], 0, 0};
+        struct gl_html_view v;
+        rc = gl_html_view(&v, cli->runs[i], &ho);
+        if (!rc)
+            gl_render_html_process(cli->out, &v, i);
+        gl_html_view_free(&v);
+    }
+    gl_render_html_end(cli->out);
+    return rc ? 2 : 0;
+}
+
 int cmd_report(struct gl_cli *cli)
 {
     size_t n = (size_t)cli->npaths;
@@ -54,8 +72,7 @@ int cmd_report(struct gl_cli *cli)
     for (size_t i = 0; !rc && at_when && i < n; i++)
         at[i] = &m[i];
     if (!rc && gl_cli_format(cli, "html")) {
-        struct gl_html_opts ho = {&cli->rules, cli->device, NULL, 0, 0};
-        rc = gl_render_html_app(cli->out, cli->runs, n, at, &ho) ? 2 : 0;
+        rc = html(cli, at, n);
     } else if (!rc) {
         for (size_t i = 0; i < n; i++) {
             struct gl_dossier_opts o = {cli->device, &cli->rules, at[i]};

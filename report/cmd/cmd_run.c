@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "config.h"
 #include "help.h"
@@ -158,7 +159,62 @@ static void ignore_warning(const char *msg)
     (void)msg; /* the command's processes print it themselves */
 }
 
-int cmd_run(int argc, char **argv)
+/* --python's value as GPULEDGER_PYTHON has it, or NULL. */
+static const char *python_mode(const char *arg)
+{
+    if (!strcmp(arg, "on"))
+        return "1";
+    if (!strcmp(arg, "off"))
+        return "0";
+    return !strcmp(arg, "mixed") || !strcmp(arg, "only") ? arg : NULL;
+}
+
+/* One option: -1 to go on, else the exit code now. */
+static int run_option(int c, const char *arg, int *quiet)
+{
+    char *end;
+    switch (c) {
+    case 'o':
+        if (output_unusable(arg))
+            return 2;
+        setenv("GPULEDGER_OUTPUT", arg, 1);
+        return -1;
+    case 'd': {
+        long d = strtol(arg, &end, 10);
+        if (*end || d < 0 || d > 256) {
+            fprintf(stderr, "gpuledger run: --depth wants a number in 0..256, not '%s'\n", arg);
+            return 2;
+        }
+        setenv("GPULEDGER_STACK_DEPTH", arg, 1);
+        return -1;
+    }
+    case 'C':
+        setenv("GPULEDGER_CUPTI", "0", 1);
+        return -1;
+    case 'T':
+        return gl_run_set_torch_mode(arg) ? 2 : -1;
+    case 'P':
+        if (!python_mode(arg)) {
+            fprintf(stderr, "gpuledger run: --python wants 'on', 'off', 'mixed' or 'only', not '%s'\n", arg);
+            return 2;
+        }
+        setenv("GPULEDGER_PYTHON", python_mode(arg), 1);
+        return -1;
+    case 'q':
+        *quiet = 1;
+        return -1;
+    case 'h':
+        run_usage(stdout);
+        return 0;
+    default:
+        run_usage(stderr);
+        return 2;
+    }
+}
+
+/* The options before the command (optind is then the command's): -1 to
+ * go on, else the exit code now. */
+static int parse_options(int argc, char **argv, int *quiet)
 {
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'}, {"depth", required_argument, NULL, 'd'},
@@ -167,87 +223,53 @@ int cmd_run(int argc, char **argv)
         {"python", required_argument, NULL, 'P'},
         {NULL, 0, NULL, 0},
     };
-    int quiet = 0, c;
+    int c, rc;
     optind = 1;
     /* '+': stop at the first non-option, the command. */
-    while ((c = getopt_long(argc, argv, "+o:d:qh", opts, NULL)) != -1) {
-        switch (c) {
-        case 'o':
-            if (output_unusable(optarg))
-                return 2;
-            setenv("GPULEDGER_OUTPUT", optarg, 1);
-            break;
-        case 'd': {
-            char *end;
-            long d = strtol(optarg, &end, 10);
-            if (*end || d < 0 || d > 256) {
-                fprintf(stderr, "gpuledger run: --depth wants a number in 0..256, not '%s'\n", optarg);
-                return 2;
-            }
-            setenv("GPULEDGER_STACK_DEPTH", optarg, 1);
-            break;
-        }
-        case 'C':
-            setenv("GPULEDGER_CUPTI", "0", 1);
-            break;
-        case 'T':
-            if (gl_run_set_torch_mode(optarg))
-                return 2;
-            break;
-        case 'P':
-            if (!strcmp(optarg, "on") || !strcmp(optarg, "off") || !strcmp(optarg, "mixed") ||
-                !strcmp(optarg, "only")) {
-                setenv("GPULEDGER_PYTHON", !strcmp(optarg, "on") ? "1" : !strcmp(optarg, "off") ? "0" : optarg, 1);
-            } else {
-                fprintf(stderr, "gpuledger run: --python wants 'on', 'off', 'mixed' or 'only', not '%s'\n",
-                        optarg);
-                return 2;
-            }
-            break;
-        case 'q':
-            quiet = 1;
-            break;
-        case 'h':
-            run_usage(stdout);
-            return 0;
-        default:
-            run_usage(stderr);
-            return 2;
-        }
-    }
+    while ((c = getopt_long(argc, argv, "+o:d:qh", opts, NULL)) != -1)
+        if ((rc = run_option(c, optarg, quiet)) >= 0)
+            return rc;
     if (optind >= argc) {
         fprintf(stderr, "gpuledger run: no command given\n");
         run_usage(stderr);
         return 2;
     }
+    return -1;
+}
+
+static int cupti_off(const char *v)
+{
+    return v && (!strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "false") || !strcasecmp(v, "off"));
+}
+
+/* What the command's processes inherit: the library preloaded and as the
+ * driver's and NVTX's injection, the Python package. 0, or 2 said. */
+static int prepare_environment(int quiet)
+{
     char lib[PATH_MAX];
     if (find_library(lib, sizeof lib))
         return 2;
     /* Python processes: the gpuledger package (PyTorch's allocator, hooks) */
-    if ((!getenv("GPULEDGER_TORCH") && gl_run_set_torch_mode("blocks")) || gl_run_set_pythonpath(quiet)) {
-        fprintf(stderr, "gpuledger run: out of memory\n");
-        return 2;
-    }
-    if (set_preload(lib)) {
+    if ((!getenv("GPULEDGER_TORCH") && gl_run_set_torch_mode("blocks")) || gl_run_set_pythonpath(quiet) ||
+        set_preload(lib)) {
         fprintf(stderr, "gpuledger run: out of memory\n");
         return 2;
     }
     /* The driver loads us again through the injection path and calls
      * InitializeInjection at cuInit: CUPTI callbacks for what no wrapper
      * can see (static cudart). Not when CUPTI is switched off. */
-    const char *cupti = getenv("GPULEDGER_CUPTI");
-    if (!getenv("CUDA_INJECTION64_PATH") && !(cupti && (!strcmp(cupti, "0") || !strcasecmp(cupti, "no") ||
-                                                       !strcasecmp(cupti, "false") || !strcasecmp(cupti, "off"))))
+    if (!getenv("CUDA_INJECTION64_PATH") && !cupti_off(getenv("GPULEDGER_CUPTI")))
         setenv("CUDA_INJECTION64_PATH", lib, 1);
     /* NVTX ranges and marks (torch.cuda.nvtx, libraries) become annotations */
     if (!getenv("NVTX_INJECTION64_PATH"))
         setenv("NVTX_INJECTION64_PATH", lib, 1);
-    struct gl_watch w;
-    if (gl_watch_open(&w) == 0)
-        setenv("GPULEDGER_MANIFEST", w.name, 1);
-    struct gl_config cfg;
-    gl_config_load(&cfg, ignore_warning); /* what the command's processes will read */
-    /* orphaned descendants come to us, so at the end we know who still runs */
+    return 0;
+}
+
+/* Orphaned descendants come to us, so at the end we know who still runs;
+ * SIGCHLD wakes the wait. 0, or 2 said. */
+static int watch_children(void)
+{
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     if (pipe2(chld_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
         fprintf(stderr, "gpuledger run: pipe: %s\n", strerror(errno));
@@ -259,24 +281,34 @@ int cmd_run(int argc, char **argv)
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
     sigaction(SIGCHLD, &sa, NULL);
+    return 0;
+}
+
+/* Fork and exec the command; SIGINT, SIGTERM and SIGHUP go on to it.
+ * *exec_failed: the exec itself failed (the child said so through a
+ * pipe). 0 and *pid, or 2 said. */
+static int start_command(char **cmd, pid_t *pid, int *exec_failed)
+{
     int execp[2];
     if (pipe2(execp, O_CLOEXEC) != 0) {
         fprintf(stderr, "gpuledger run: pipe: %s\n", strerror(errno));
         return 2;
     }
-
-    pid_t pid = fork();
-    if (pid < 0) {
+    *pid = fork();
+    if (*pid < 0) {
         fprintf(stderr, "gpuledger run: fork: %s\n", strerror(errno));
         return 2;
     }
-    if (pid == 0) {
+    if (*pid == 0) {
         signal(SIGCHLD, SIG_DFL);
-        exec_command(argv + optind, execp[1]);
+        exec_command(cmd, execp[1]);
     }
     close(execp[1]);
-    child_pid = pid;
+    child_pid = *pid;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
     sa.sa_handler = forward_signal;
+    sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
@@ -286,23 +318,47 @@ int cmd_run(int argc, char **argv)
     while ((got = read(execp[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR)
         ;
     close(execp[0]);
-    int status = wait_command(pid, &w);
-    if (got == (ssize_t)sizeof exec_errno) { /* said as the shell says it */
-        gl_watch_close(&w);
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 127;
-    }
-    if (!quiet) {
-        struct gl_run_end end = {argv[optind], cfg.disable, cfg.output ? cfg.output : "gpuledger-%p.db"};
-        gl_watch_report(&w, &end);
-    }
-    gl_watch_close(&w);
+    *exec_failed = got == (ssize_t)sizeof exec_errno;
+    return 0;
+}
+
+/* The command's exit status as ours; a death by signal said unless quiet. */
+static int exit_code(int status, const char *cmd, int quiet)
+{
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     if (WIFSIGNALED(status)) {
         if (!quiet)
-            fprintf(stderr, "gpuledger: %s was killed by signal %d (%s)\n", argv[optind], WTERMSIG(status),
+            fprintf(stderr, "gpuledger: %s was killed by signal %d (%s)\n", cmd, WTERMSIG(status),
                     strsignal(WTERMSIG(status)));
         return 128 + WTERMSIG(status);
     }
     return 1;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    int quiet = 0, rc = parse_options(argc, argv, &quiet), exec_failed = 0;
+    pid_t pid = 0;
+    if (rc >= 0 || (rc = prepare_environment(quiet)))
+        return rc;
+    struct gl_watch w;
+    if (gl_watch_open(&w) == 0)
+        setenv("GPULEDGER_MANIFEST", w.name, 1);
+    struct gl_config cfg;
+    gl_config_load(&cfg, ignore_warning); /* what the command's processes will read */
+    if ((rc = watch_children()) || (rc = start_command(argv + optind, &pid, &exec_failed)))
+        return rc;
+    int status = wait_command(pid, &w);
+    if (exec_failed) { /* said as the shell says it */
+        gl_watch_close(&w);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 127;
+    }
+    if (!quiet) {
+        struct gl_run_end end = {argv[optind], cfg.disable, cfg.output ? cfg.output : "gpuledger-%p.db",
+                                 gl_print_db_summary};
+        gl_watch_report(&w, &end);
+    }
+    gl_watch_close(&w);
+    return exit_code(status, argv[optind], quiet);
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "model_annot.h"
 #include "model_block_facts.h"
 #include "model_heaps.h"
@@ -250,219 +251,330 @@ static void tag(struct gl_alloc *a, int64_t category, int64_t bytes)
     a->flags |= GL_AF_TAGGED;
 }
 
-static int load_events(struct gl_run *r, char *err, size_t errsz)
+/* The event scan's state: the times a row may have, the timeline's span,
+ * where each allocation sits, each thread's last time, the live bytes. */
+struct scan {
+    struct gl_run *r;
+    sqlite3_stmt *st;
+    int64_t lo, hi;     /* time_bounds */
+    int64_t t0, t1, span; /* the timeline's buckets span t0..t1 */
+    struct seq_index index;
+    struct thread_times last_ts; /* tid -> time of its last kept row */
+    int64_t kmin, kmax; /* the kept rows' first and last time */
+    struct live_track lt;
+    uint64_t total_live, block_live;
+    size_t cap, fcap;
+};
+
+/* The columns every row is checked by. */
+struct row {
+    int64_t seq, ts, size;
+    int op, api, result, device;
+    uint64_t tid;
+    int own_time; /* stamped by the recorder (not a CUPTI record's own time) */
+};
+
+/* Bounds, the timeline's span, the statement, the index: 0, or -1 with err. */
+static int scan_open(struct scan *s, struct gl_run *r, char *err, size_t errsz)
 {
-    int64_t lo, hi;
-    time_bounds(r, &lo, &hi);
+    memset(s, 0, sizeof *s);
+    s->r = r;
+    time_bounds(r, &s->lo, &s->hi);
     /* the timeline's buckets span the first and the last time that can be
      * kept (in seq order; a time outside falls in the first or last) */
-    sqlite3_stmt *st;
-    int64_t t0 = first_time(r->db, "ASC", lo, hi), t1 = first_time(r->db, "DESC", lo, hi);
-    if (t1 < t0)
-        t1 = t0;
+    s->t0 = first_time(r->db, "ASC", s->lo, s->hi);
+    s->t1 = first_time(r->db, "DESC", s->lo, s->hi);
+    if (s->t1 < s->t0)
+        s->t1 = s->t0;
+    s->span = s->t1 - s->t0 + 1;
     int64_t maxseq = gl_db_int(r->db, "SELECT max(seq) FROM event_log", 0);
-    int64_t span = t1 - t0 + 1;
     if (sqlite3_prepare_v2(r->db,
                            "SELECT seq, ts_ns, op, api, kind, device, pool, addr, size, result, stack_id, ref_seq, tid,"
                            " stream, aux, range_seq FROM event_log ORDER BY seq",
-                           -1, &st, NULL) != SQLITE_OK) {
+                           -1, &s->st, NULL) != SQLITE_OK) {
         snprintf(err, errsz, "%s: cannot read events: %s", r->path, sqlite3_errmsg(r->db));
         return -1;
     }
     /* seq -> position in allocs[]: seqs are dense, so a plain array; a hash
      * map when they are not small */
-    struct seq_index index = {NULL, maxseq, {0}};
-    gl_u64map_init(&index.map);
+    s->index.max = maxseq;
+    gl_u64map_init(&s->index.map);
     if (maxseq > 0 && maxseq < (1LL << 26))
-        index.dense = calloc((size_t)maxseq + 1, sizeof *index.dense);
-    struct thread_times last_ts = {0}; /* tid -> time of its last kept row */
-    gl_u64map_init(&last_ts.map);
-    int64_t kmin = INT64_MAX, kmax = INT64_MIN;
-    struct live_track lt;
-    memset(&lt, 0, sizeof lt);
-    uint64_t total_live = 0, block_live = 0;
-    size_t cap = 0, fcap = 0;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t seq = sqlite3_column_int64(st, 0), ts = sqlite3_column_int64(st, 1);
-        int op = sqlite3_column_int(st, 2), api = sqlite3_column_int(st, 3);
-        int result = sqlite3_column_int(st, 9), device = sqlite3_column_int(st, 5);
-        int64_t size = sqlite3_column_int64(st, 8);
-        uint64_t tid = (uint64_t)sqlite3_column_int64(st, 12);
-        int64_t prev;
-        /* the caching allocator's settings: its last row says (every row
-         * counts, also one skipped below) */
-        if (sqlite3_column_int64(st, 2) == GL_OP_CONFIG && sqlite3_column_int64(st, 3) == GL_API_torch_allocator)
-            r->allocator_expandable = size == 1;
-        if (seq < 1 || (uint64_t)seq >= MAX_BYTES) { /* the recorder counts from 1 */
-            skip(r, GL_SKIP_SEQ, seq);
-            continue;
-        }
-        if (ts < lo || ts > hi) {
-            skip(r, GL_SKIP_TIME_OUT, seq);
-            continue;
-        }
-        /* a thread's rows are stamped in the order it claims them, but the
-         * writer's TSC-to-ns mapping may step back a little when it is
-         * re-anchored (microseconds seen under load; a step can be larger):
-         * backwards by more than the slack is broken. CUPTI activity records
-         * carry CUPTI's own earlier times. */
-        int own_time = api != GL_API_cupti_static && api != GL_API_cupti_static_free;
-        if (own_time && thread_time(&last_ts, tid, &prev) && ts < prev && (uint64_t)prev - (uint64_t)ts > TIME_SLACK_NS) {
-            skip(r, GL_SKIP_TIME_BACK, seq);
-            continue;
-        }
-        enum gl_skip why = GL_SKIP_COUNT;
-        if (op == GL_OP_MARK) {
-            int64_t *nm = realloc(r->marks, (r->nmarks + 1) * sizeof *nm);
-            if (!nm)
-                goto oom;
-            r->marks = nm;
-            r->marks[r->nmarks++] = seq;
-        } else if (result != 0 || gl_op_is_failure(op)) {
-            if (!device_ok(device)) {
-                why = GL_SKIP_DEVICE;
-            } else {
-                if (r->nfails == fcap) {
-                    fcap = fcap ? fcap * 2 : 64;
-                    struct gl_fail *nf = realloc(r->fails, fcap * sizeof *nf);
-                    if (!nf)
-                        goto oom;
-                    r->fails = nf;
-                }
-                struct gl_fail *f = &r->fails[r->nfails++];
-                f->seq = seq;
-                f->ts_ns = ts;
-                f->op = (uint8_t)op;
-                f->api = (uint16_t)api;
-                f->device = device;
-                f->size = (uint64_t)size; /* a failed request may be any size */
-                f->addr = (uint64_t)sqlite3_column_int64(st, 7);
-                f->result = result;
-                f->stack_id = sqlite3_column_int64(st, 10);
-                f->aux = (uint64_t)sqlite3_column_int64(st, 14);
-            }
-        } else if (gl_op_is_alloc(op)) {
-            int kind = sqlite3_column_int(st, 4);
-            uint64_t addr = (uint64_t)sqlite3_column_int64(st, 7);
-            int64_t aux = sqlite3_column_int64(st, 14), requested = size;
-            if (kind == GL_KIND_BLOCK) /* a PyTorch block: its block bytes (aux) hold what was asked */
-                size = aux > size ? aux : size;
-            why = check_alloc(r, device, size, addr, &total_live, gl_kind_counts_on_device(kind));
-            if (why == GL_SKIP_COUNT && kind == GL_KIND_BLOCK && block_live + (uint64_t)size >= MAX_BYTES)
-                why = GL_SKIP_LIVE;
-            if (why == GL_SKIP_COUNT) {
-                if (r->nallocs == cap) {
-                    cap = cap ? cap * 2 : 4096;
-                    struct gl_alloc *na = realloc(r->allocs, cap * sizeof *na);
-                    if (!na)
-                        goto oom;
-                    r->allocs = na;
-                }
-                struct gl_alloc *a = &r->allocs[r->nallocs];
-                memset(a, 0, sizeof *a);
-                a->seq = seq;
-                a->alloc_ns = ts;
-                a->op = (uint8_t)op;
-                a->api = (uint16_t)api;
-                a->kind = (uint8_t)kind;
-                a->device = device;
-                a->pool = (uint64_t)sqlite3_column_int64(st, 6);
-                a->addr = addr;
-                a->size = (uint64_t)size;
-                a->stack_id = sqlite3_column_int64(st, 10);
-                a->stream = (uint64_t)sqlite3_column_int64(st, 13);
-                a->requested = (uint64_t)requested;
-                a->aux = (uint64_t)aux;
-                a->range_seq = sqlite3_column_int64(st, 15);
-                if (kind == GL_KIND_BLOCK)
-                    block_live += a->size;
-                if (index_put(&index, seq, r->nallocs))
-                    goto oom;
-                r->nallocs++;
-                if (gl_kind_counts_on_device(a->kind)) {
-                    total_live += a->size;
-                    track(r, &lt, a->device, (int64_t)a->size, seq, ts, t0, span);
-                }
-            }
-        } else if (gl_op_is_free(op) && sqlite3_column_type(st, 11) != SQLITE_NULL) {
-            int64_t ref = sqlite3_column_int64(st, 11);
-            int64_t pos = ref < seq ? index_get(&index, ref) : -1;
-            struct gl_alloc *a = pos >= 0 ? &r->allocs[pos] : NULL;
-            if (ref >= seq || (a && ts < a->alloc_ns))
-                why = GL_SKIP_FREE_EARLY;
-            else if (!a)
-                why = GL_SKIP_FREE_NOTHING;
-            else if (a->free_seq)
-                why = GL_SKIP_FREE_TWICE;
-            else {
-                a->free_seq = seq;
-                a->free_ns = ts;
-                if (gl_kind_counts_on_device(a->kind)) {
-                    total_live -= a->size;
-                    track(r, &lt, a->device, -(int64_t)a->size, seq, ts, t0, span);
-                }
-                if (a->kind == GL_KIND_BLOCK) {
-                    block_live -= a->size;
-                    if (op == GL_OP_FREE) /* free and completion in one: reusable at once */
-                        a->done_seq = seq;
-                }
-            }
-        } else if ((op == GL_OP_FREE_COMPLETED || op == GL_OP_TAG) && sqlite3_column_type(st, 11) != SQLITE_NULL) {
-            /* a block became reusable; a tag names the block (or CUDA
-             * allocation) it refers to: what it is, for its whole life */
-            int64_t ref = sqlite3_column_int64(st, 11);
-            int64_t pos = ref < seq ? index_get(&index, ref) : -1;
-            struct gl_alloc *a = pos >= 0 ? &r->allocs[pos] : NULL;
-            /* (a free_completed after a block's `free`: a database written
-             * before the two were one event) */
-            if (a && op == GL_OP_FREE_COMPLETED && a->kind == GL_KIND_BLOCK && a->free_seq &&
-                (!a->done_seq || a->done_seq == a->free_seq))
-                a->done_seq = seq;
-            else if (a && op == GL_OP_TAG)
-                tag(a, sqlite3_column_int64(st, 14), size);
-        }
-        if (why != GL_SKIP_COUNT) {
-            skip(r, why, seq);
-            continue;
-        }
-        r->event_count++;
-        r->last_seq = seq;
-        /* calls, not the rows a call leads to: the graph pool's rows and a
-         * launch's effects on memory outside the graph */
-        if (api > 0 && api < GL_API_COUNT && api != GL_API_graph_pool &&
-            !(api == GL_API_cuGraphLaunch && op != GL_OP_GRAPH_LAUNCH))
-            r->api_count[api]++;
-        if (own_time && (!thread_time(&last_ts, tid, &prev) || ts > prev) && set_thread_time(&last_ts, tid, ts))
-            goto oom;
-        kmin = ts < kmin ? ts : kmin;
-        kmax = ts > kmax ? ts : kmax;
-    }
-    sqlite3_finalize(st);
-    free(index.dense);
-    gl_u64map_free(&index.map);
-    gl_u64map_free(&last_ts.map);
-    /* the run's first and last time: of the rows kept */
-    r->first_ns = kmin <= kmax ? kmin : t0;
-    r->last_ns = kmin <= kmax ? kmax : t1;
-    if (rc != SQLITE_DONE) {
-        snprintf(err, errsz, "%s: damaged (reading events: %s)", r->path, sqlite3_errmsg(r->db));
+        s->index.dense = calloc((size_t)maxseq + 1, sizeof *s->index.dense);
+    gl_u64map_init(&s->last_ts.map);
+    s->kmin = INT64_MAX;
+    s->kmax = INT64_MIN;
+    return 0;
+}
+
+static void scan_close(struct scan *s)
+{
+    sqlite3_finalize(s->st);
+    free(s->index.dense);
+    gl_u64map_free(&s->index.map);
+    gl_u64map_free(&s->last_ts.map);
+}
+
+static void row_read(sqlite3_stmt *st, struct row *w)
+{
+    w->seq = sqlite3_column_int64(st, 0);
+    w->ts = sqlite3_column_int64(st, 1);
+    w->op = sqlite3_column_int(st, 2);
+    w->api = sqlite3_column_int(st, 3);
+    w->result = sqlite3_column_int(st, 9);
+    w->device = sqlite3_column_int(st, 5);
+    w->size = sqlite3_column_int64(st, 8);
+    w->tid = (uint64_t)sqlite3_column_int64(st, 12);
+    w->own_time = w->api != GL_API_cupti_static && w->api != GL_API_cupti_static_free;
+}
+
+/* Whether the row can be kept at all: its number and time. GL_SKIP_COUNT,
+ * or why not. */
+static enum gl_skip row_check(struct scan *s, const struct row *w)
+{
+    int64_t prev;
+    /* the caching allocator's settings: its last row says (every row
+     * counts, also one skipped below) */
+    if (sqlite3_column_int64(s->st, 2) == GL_OP_CONFIG && sqlite3_column_int64(s->st, 3) == GL_API_torch_allocator)
+        s->r->allocator_expandable = w->size == 1;
+    if (w->seq < 1 || (uint64_t)w->seq >= MAX_BYTES) /* the recorder counts from 1 */
+        return GL_SKIP_SEQ;
+    if (w->ts < s->lo || w->ts > s->hi)
+        return GL_SKIP_TIME_OUT;
+    /* a thread's rows are stamped in the order it claims them, but the
+     * writer's TSC-to-ns mapping may step back a little when it is
+     * re-anchored (microseconds seen under load; a step can be larger):
+     * backwards by more than the slack is broken. CUPTI activity records
+     * carry CUPTI's own earlier times. */
+    if (w->own_time && thread_time(&s->last_ts, w->tid, &prev) && w->ts < prev &&
+        (uint64_t)prev - (uint64_t)w->ts > TIME_SLACK_NS)
+        return GL_SKIP_TIME_BACK;
+    return GL_SKIP_COUNT;
+}
+
+static int load_mark(struct scan *s, const struct row *w)
+{
+    struct gl_run *r = s->r;
+    int64_t *nm = realloc(r->marks, (r->nmarks + 1) * sizeof *nm);
+    if (!nm)
         return -1;
+    r->marks = nm;
+    r->marks[r->nmarks++] = w->seq;
+    return 0;
+}
+
+/* A failed call: 0 (*why set when skipped), or -1 out of memory. */
+static int load_fail(struct scan *s, const struct row *w, enum gl_skip *why)
+{
+    struct gl_run *r = s->r;
+    if (!device_ok(w->device)) {
+        *why = GL_SKIP_DEVICE;
+        return 0;
     }
+    if (gl_grow((void **)&r->fails, &s->fcap, r->nfails, sizeof *r->fails, 64))
+        return -1;
+    r->fails[r->nfails++] = (struct gl_fail){
+        .seq = w->seq,
+        .ts_ns = w->ts,
+        .op = (uint8_t)w->op,
+        .api = (uint16_t)w->api,
+        .device = w->device,
+        .size = (uint64_t)w->size, /* a failed request may be any size */
+        .addr = (uint64_t)sqlite3_column_int64(s->st, 7),
+        .result = w->result,
+        .stack_id = sqlite3_column_int64(s->st, 10),
+        .aux = (uint64_t)sqlite3_column_int64(s->st, 14),
+    };
+    return 0;
+}
+
+/* The allocation the row makes, appended (its invariants checked). */
+static struct gl_alloc *new_alloc(struct scan *s, const struct row *w, int kind, int64_t size, uint64_t addr)
+{
+    struct gl_run *r = s->r;
+    if (gl_grow((void **)&r->allocs, &s->cap, r->nallocs, sizeof *r->allocs, 4096))
+        return NULL;
+    struct gl_alloc *a = &r->allocs[r->nallocs];
+    memset(a, 0, sizeof *a);
+    a->seq = w->seq;
+    a->alloc_ns = w->ts;
+    a->op = (uint8_t)w->op;
+    a->api = (uint16_t)w->api;
+    a->kind = (uint8_t)kind;
+    a->device = w->device;
+    a->pool = (uint64_t)sqlite3_column_int64(s->st, 6);
+    a->addr = addr;
+    a->size = (uint64_t)size;
+    a->stack_id = sqlite3_column_int64(s->st, 10);
+    a->stream = (uint64_t)sqlite3_column_int64(s->st, 13);
+    a->requested = (uint64_t)w->size;
+    a->aux = (uint64_t)sqlite3_column_int64(s->st, 14);
+    a->range_seq = sqlite3_column_int64(s->st, 15);
+    return a;
+}
+
+/* An allocation: 0 (*why set when skipped), or -1 out of memory. */
+static int load_alloc(struct scan *s, const struct row *w, enum gl_skip *why)
+{
+    struct gl_run *r = s->r;
+    int kind = sqlite3_column_int(s->st, 4);
+    uint64_t addr = (uint64_t)sqlite3_column_int64(s->st, 7);
+    int64_t aux = sqlite3_column_int64(s->st, 14), size = w->size;
+    if (kind == GL_KIND_BLOCK) /* a PyTorch block: its block bytes (aux) hold what was asked */
+        size = aux > size ? aux : size;
+    *why = check_alloc(r, w->device, size, addr, &s->total_live, gl_kind_counts_on_device(kind));
+    if (*why == GL_SKIP_COUNT && kind == GL_KIND_BLOCK && s->block_live + (uint64_t)size >= MAX_BYTES)
+        *why = GL_SKIP_LIVE;
+    if (*why != GL_SKIP_COUNT)
+        return 0;
+    struct gl_alloc *a = new_alloc(s, w, kind, size, addr);
+    if (!a || index_put(&s->index, w->seq, r->nallocs))
+        return -1;
+    if (kind == GL_KIND_BLOCK)
+        s->block_live += a->size;
+    r->nallocs++;
+    if (gl_kind_counts_on_device(a->kind)) {
+        s->total_live += a->size;
+        track(r, &s->lt, a->device, (int64_t)a->size, w->seq, w->ts, s->t0, s->span);
+    }
+    return 0;
+}
+
+/* The allocation an earlier row made that this row refers to, or NULL. */
+static struct gl_alloc *referred(struct scan *s, const struct row *w, int64_t *ref)
+{
+    *ref = sqlite3_column_int64(s->st, 11);
+    int64_t pos = *ref < w->seq ? index_get(&s->index, *ref) : -1;
+    return pos >= 0 ? &s->r->allocs[pos] : NULL;
+}
+
+/* A free: GL_SKIP_COUNT, or why it is skipped. */
+static enum gl_skip load_free(struct scan *s, const struct row *w)
+{
+    int64_t ref;
+    struct gl_alloc *a = referred(s, w, &ref);
+    if (ref >= w->seq || (a && w->ts < a->alloc_ns))
+        return GL_SKIP_FREE_EARLY;
+    if (!a)
+        return GL_SKIP_FREE_NOTHING;
+    if (a->free_seq)
+        return GL_SKIP_FREE_TWICE;
+    a->free_seq = w->seq;
+    a->free_ns = w->ts;
+    if (gl_kind_counts_on_device(a->kind)) {
+        s->total_live -= a->size;
+        track(s->r, &s->lt, a->device, -(int64_t)a->size, w->seq, w->ts, s->t0, s->span);
+    }
+    if (a->kind == GL_KIND_BLOCK) {
+        s->block_live -= a->size;
+        if (w->op == GL_OP_FREE) /* free and completion in one: reusable at once */
+            a->done_seq = w->seq;
+    }
+    return GL_SKIP_COUNT;
+}
+
+/* A block became reusable; a tag names the block (or CUDA allocation) it
+ * refers to: what it is, for its whole life. */
+static void load_completion_or_tag(struct scan *s, const struct row *w)
+{
+    int64_t ref;
+    struct gl_alloc *a = referred(s, w, &ref);
+    /* (a free_completed after a block's `free`: a database written before
+     * the two were one event) */
+    if (a && w->op == GL_OP_FREE_COMPLETED && a->kind == GL_KIND_BLOCK && a->free_seq &&
+        (!a->done_seq || a->done_seq == a->free_seq))
+        a->done_seq = w->seq;
+    else if (a && w->op == GL_OP_TAG)
+        tag(a, sqlite3_column_int64(s->st, 14), w->size);
+}
+
+/* What the row is, taken into the run: 0 (*why set when skipped), or -1
+ * out of memory. */
+static int load_row(struct scan *s, const struct row *w, enum gl_skip *why)
+{
+    int op = w->op, has_ref = sqlite3_column_type(s->st, 11) != SQLITE_NULL;
+    *why = GL_SKIP_COUNT;
+    if (op == GL_OP_MARK)
+        return load_mark(s, w);
+    if (w->result != 0 || gl_op_is_failure(op))
+        return load_fail(s, w, why);
+    if (gl_op_is_alloc(op))
+        return load_alloc(s, w, why);
+    if (gl_op_is_free(op) && has_ref)
+        *why = load_free(s, w);
+    else if ((op == GL_OP_FREE_COMPLETED || op == GL_OP_TAG) && has_ref)
+        load_completion_or_tag(s, w);
+    return 0;
+}
+
+/* A kept row: the run's counts and times. 0, or -1 out of memory. */
+static int count_row(struct scan *s, const struct row *w)
+{
+    struct gl_run *r = s->r;
+    int64_t prev;
+    r->event_count++;
+    r->last_seq = w->seq;
+    /* calls, not the rows a call leads to: the graph pool's rows and a
+     * launch's effects on memory outside the graph */
+    if (w->api > 0 && w->api < GL_API_COUNT && w->api != GL_API_graph_pool &&
+        !(w->api == GL_API_cuGraphLaunch && w->op != GL_OP_GRAPH_LAUNCH))
+        r->api_count[w->api]++;
+    if (w->own_time && (!thread_time(&s->last_ts, w->tid, &prev) || w->ts > prev) &&
+        set_thread_time(&s->last_ts, w->tid, w->ts))
+        return -1;
+    s->kmin = w->ts < s->kmin ? w->ts : s->kmin;
+    s->kmax = w->ts > s->kmax ? w->ts : s->kmax;
+    return 0;
+}
+
+/* After the scan: the run's first and last time (of the rows kept), each
+ * device's live bytes at the end, its timeline's empty buckets filled. */
+static void scan_finish(struct scan *s)
+{
+    struct gl_run *r = s->r;
+    r->first_ns = s->kmin <= s->kmax ? s->kmin : s->t0;
+    r->last_ns = s->kmin <= s->kmax ? s->kmax : s->t1;
     for (int k = 0; k < r->ndevs; k++) {
-        r->devs[k].live_end = lt.live[k];
+        r->devs[k].live_end = s->lt.live[k];
         struct gl_point *t = r->devs[k].timeline; /* empty buckets carry the level forward */
         for (size_t b = 1; t && b < r->devs[k].ntimeline; b++)
             if (t[b].seq == 0)
-                t[b] = (struct gl_point){t[b - 1].seq, t0 + (int64_t)((double)span * (double)b / TIMELINE_POINTS),
+                t[b] = (struct gl_point){t[b - 1].seq,
+                                         s->t0 + (int64_t)((double)s->span * (double)b / TIMELINE_POINTS),
                                          t[b - 1].live};
     }
+}
+
+/* One ordered scan of event_log into the run. */
+static int load_events(struct gl_run *r, char *err, size_t errsz)
+{
+    struct scan s;
+    struct row w;
+    int rc;
+    if (scan_open(&s, r, err, errsz))
+        return -1;
+    while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) {
+        enum gl_skip why;
+        row_read(s.st, &w);
+        why = row_check(&s, &w);
+        if (why == GL_SKIP_COUNT && load_row(&s, &w, &why))
+            goto oom;
+        if (why != GL_SKIP_COUNT)
+            skip(r, why, w.seq);
+        else if (count_row(&s, &w))
+            goto oom;
+    }
+    scan_close(&s);
+    if (rc != SQLITE_DONE) {
+        r->first_ns = s.kmin <= s.kmax ? s.kmin : s.t0;
+        r->last_ns = s.kmin <= s.kmax ? s.kmax : s.t1;
+        snprintf(err, errsz, "%s: damaged (reading events: %s)", r->path, sqlite3_errmsg(r->db));
+        return -1;
+    }
+    scan_finish(&s);
     return 0;
 oom:
-    sqlite3_finalize(st);
-    free(index.dense);
-    gl_u64map_free(&index.map);
-    gl_u64map_free(&last_ts.map);
+    scan_close(&s);
     snprintf(err, errsz, "%s: out of memory while loading", r->path);
     return -1;
 }

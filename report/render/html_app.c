@@ -15,11 +15,8 @@ extern const char gl_asset_flame_js[];
 extern const char gl_asset_panels_js[];
 extern const char gl_asset_app_js[];
 
-int gl_render_html_app(FILE *f, struct gl_run **runs, size_t n, const struct gl_moment *const *at,
-                       const struct gl_html_opts *o)
+void gl_render_html_begin(FILE *f, struct gl_run **runs, size_t n)
 {
-    const char *const scripts[] = {gl_asset_format_js, gl_asset_model_js, gl_asset_timeline_js,
-                                   gl_asset_flame_js,  gl_asset_panels_js, gl_asset_app_js};
     fputs("<!doctype html>\n<html lang=en><head><meta charset=utf-8>\n"
           "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
           "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
@@ -36,17 +33,21 @@ int gl_render_html_app(FILE *f, struct gl_run **runs, size_t n, const struct gl_
                "{\"format\":\"gpuledger-report\",\"version\":1,\"gpuledger_version\":\"" GL_VERSION
                "\",\"processes\":[",
             gl_asset_app_css);
-    int rc = 0;
-    for (size_t i = 0; i < n && !rc; i++) {
-        struct gl_html_opts one = *o;
-        one.at = at ? at[i] : NULL;
-        if (i)
-            fputs(",\n", f);
-        rc = gl_html_data_write(f, runs[i], &one);
-    }
+}
+
+void gl_render_html_process(FILE *f, const struct gl_html_view *v, size_t i)
+{
+    if (i)
+        fputs(",\n", f);
+    gl_html_data_write(f, v);
+}
+
+void gl_render_html_end(FILE *f)
+{
+    const char *const scripts[] = {gl_asset_format_js, gl_asset_model_js, gl_asset_timeline_js,
+                                   gl_asset_flame_js,  gl_asset_panels_js, gl_asset_app_js};
     fputs("]}\n</script>\n<script>\n", f);
     for (size_t i = 0; i < sizeof scripts / sizeof scripts[0]; i++)
         fputs(scripts[i], f);
     fputs("</script>\n</body></html>\n", f);
-    return rc;
 }

@@ -8,8 +8,10 @@
 
 #include "html_data.h"
 
-/* at[i]: the --at moment of runs[i], or NULL. 0, or -1 (out of memory). */
-int gl_render_html_app(FILE *f, struct gl_run **runs, size_t n, const struct gl_moment *const *at,
-                       const struct gl_html_opts *o);
+/* The page around the runs' data: begin (the title names a lone run's
+ * command), each process's view in turn (i: its index), end. */
+void gl_render_html_begin(FILE *f, struct gl_run **runs, size_t n);
+void gl_render_html_process(FILE *f, const struct gl_html_view *v, size_t i);
+void gl_render_html_end(FILE *f);
 
 #endif

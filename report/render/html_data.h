@@ -1,6 +1,6 @@
 /* html_data.h — what the interactive HTML report knows about one process,
- * computed here so that the page stays small and quick whatever the length
- * of the run. The contract with the scripts in report/html/ (version 1), one JSON
+ * computed before (html_view.h) so that the page stays small and quick
+ * whatever the length of the run. The contract with the scripts in report/html/ (version 1), one JSON
  * object per process; times `t` are nanoseconds since the run's first
  * event, bytes and counts are exact integers:
  *
@@ -48,18 +48,9 @@
 
 #include <stdio.h>
 
-#include "frames.h"
-#include "moment.h"
+#include "html_view.h"
 
-struct gl_html_opts {
-    const struct gl_rules *rules;
-    int device;                   /* -2: every device */
-    const struct gl_moment *at;   /* --at, or NULL */
-    int buckets;                  /* time slices of the timeline; 0: 1000 */
-    size_t delta_budget;          /* most delta entries; 0: 2,000,000 */
-};
-
-/* Write the JSON object of one process; 0, or -1 (out of memory). */
-int gl_html_data_write(FILE *f, struct gl_run *r, const struct gl_html_opts *o);
+/* Write the JSON object of one process (its view: html_view.h). */
+void gl_html_data_write(FILE *f, const struct gl_html_view *v);
 
 #endif

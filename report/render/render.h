@@ -8,6 +8,7 @@
 
 #include "analysis.h"
 #include "dossier.h"
+#include "export_views.h"
 #include "json.h"
 #include "model.h"
 #include "views.h"
@@ -39,16 +40,15 @@ void gl_render_gate_junit(FILE *f, struct gl_gate_view *v);
 /* export: folded stacks and CSV of the allocations (what: "peak" live at
  * the peak, "leaks" never freed, "allocs" all; export.c); a Perfetto /
  * Chrome trace with a counter track per device and per category
- * (export_perfetto.c); PyTorch's memory
- * snapshot pickle, keeping each device's last max_entries trace entries
- * when not 0 (export_memviz.c); speedscope's profiles (export_speedscope.c).
- * The last three: 0, or -1 out of memory. */
+ * (export_perfetto.c: 0, or -1 out of memory); PyTorch's memory snapshot
+ * pickle (export_memviz.c); speedscope's profiles (export_speedscope.c).
+ * Each writes its view (export_views.h). */
 /* fold: allocator internals as one "[allocator]" frame (--fold-allocator) */
-void gl_export_folded(FILE *f, struct gl_run *r, const char *what, int fold);
-void gl_export_csv(FILE *f, struct gl_run *r, const char *what);
-int gl_export_perfetto(FILE *f, struct gl_run *r, const struct gl_rules *rules);
-int gl_export_memviz(FILE *f, struct gl_run *r, size_t max_entries);
-int gl_export_speedscope(FILE *f, struct gl_run *r, int fold);
+void gl_export_folded(FILE *f, struct gl_folded_view *v, int fold);
+void gl_export_csv(FILE *f, struct gl_csv_view *v);
+int gl_export_perfetto(FILE *f, struct gl_perfetto_view *v);
+void gl_export_memviz(FILE *f, struct gl_memviz_view *v);
+void gl_export_speedscope(FILE *f, const struct gl_speedscope_view *v);
 
 
 /* summary: "gpuledger: DB: N events, peak ..." on f (path as named). */

@@ -8,13 +8,6 @@
 #include "out.h"
 #include "render.h"
 
-/* Internal fragmentation: the live bytes no request asked for, as a share
- * of them (as heaps count it). */
-static double internal(const struct gl_hole_stat *h)
-{
-    return h->live && h->unused_bytes > 0 ? (double)h->unused_bytes / (double)h->live : 0.0;
-}
-
 void gl_render_holes_text(FILE *f, const struct gl_run *r, const struct gl_pool_holes *h, size_t nh, size_t nheaps,
                           int series)
 {
@@ -43,7 +36,7 @@ void gl_render_holes_text(FILE *f, const struct gl_run *r, const struct gl_pool_
                     gl_fmt_bytes(w[q]->largest_free, b4, sizeof b4), w[q]->external_fragmentation,
                     w[q]->largest_free_ratio);
             if (w[q]->unused_bytes >= 0)
-                fprintf(f, ", internal fragmentation %.3f (%s unused)", internal(w[q]),
+                fprintf(f, ", internal fragmentation %.3f (%s unused)", w[q]->internal_fragmentation,
                         gl_fmt_bytes((uint64_t)w[q]->unused_bytes, b1, sizeof b1));
             fputc('\n', f);
         }
@@ -54,7 +47,7 @@ void gl_render_holes_text(FILE *f, const struct gl_run *r, const struct gl_pool_
                     gl_fmt_bytes(x->free, b2, sizeof b2), x->holes, gl_fmt_bytes(x->largest_free, b3, sizeof b3),
                     x->external_fragmentation);
             if (x->unused_bytes >= 0)
-                fprintf(f, " internal %.3f", internal(x));
+                fprintf(f, " internal %.3f", x->internal_fragmentation);
             fputc('\n', f);
         }
     }
@@ -71,7 +64,7 @@ void gl_jw_hole_figures(struct gl_json *j, const struct gl_hole_stat *h)
     gl_jw_u64(j, "holes", h->holes);
     if (h->unused_bytes >= 0) { /* the caching allocator's blocks, as for heaps */
         gl_jw_i64(j, "unused_bytes", h->unused_bytes);
-        gl_jw_num(j, "internal_fragmentation", "%.6f", internal(h));
+        gl_jw_num(j, "internal_fragmentation", "%.6f", h->internal_fragmentation);
     }
 }
 

@@ -22,7 +22,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "close_range.h"
 #include "launcher_link.h"
 
@@ -189,7 +188,7 @@ void gl_watch_report(struct gl_watch *w, const struct gl_run_end *end)
             continue;
         if (f->kind == GL_LINK_DB) {
             dbs++;
-            gl_print_db_summary(stderr, f->text);
+            end->summary(stderr, f->text);
             if (alive(f->pid))
                 fprintf(stderr, "gpuledger: %s: pid %ld still runs (in the background): its database is not "
                                 "finished\n",

@@ -4,6 +4,7 @@
 #define GL_RUN_WATCH_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 struct gl_fact {
@@ -31,6 +32,8 @@ struct gl_run_end {
     const char *cmd;  /* argv[0] of the command */
     int disabled;     /* GPULEDGER_DISABLE was set */
     const char *pattern;  /* GPULEDGER_OUTPUT, or the default */
+    /* the line said for one database (the verb's: `summary`'s line) */
+    int (*summary)(FILE *f, const char *path);
 };
 /* After the command's own process has ended: one line per database (and
  * whether its process still runs), per process that could not record, and
