@@ -8,6 +8,11 @@
 #include "grow.h"
 #include "model.h"
 
+/* A frame a view's table refers to (it lives in the run's frames). */
+struct gl_frame_ref {
+    const struct gl_frame *f;
+};
+
 /* A growable list of integers, as views keep ids and figures. */
 struct gl_i64s {
     int64_t *v;

@@ -85,7 +85,7 @@ struct gl_speedscope_view {
     struct gl_run *run;
     struct gl_stacks stacks;
     struct gl_strmap frame_ids;
-    const struct gl_frame **frames; /* by frame id: the shared table */
+    struct gl_frame_ref *frames; /* by frame id: the shared table */
     size_t cap;
     struct gl_speedscope_profile *p;
     size_t np;

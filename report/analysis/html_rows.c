@@ -28,11 +28,11 @@ int64_t gl_html_frame(struct gl_html_view *v, const struct gl_frame *fr)
     int added;
     int64_t id = gl_strmap_id(&t->frame_ids, key, &added);
     if (id >= 0 && added) {
-        const struct gl_frame **nf = realloc(t->frames, t->frame_ids.cap * sizeof *nf);
+        struct gl_frame_ref *nf = realloc(t->frames, t->frame_ids.cap * sizeof *nf);
         if (!nf)
             return -1;
         t->frames = nf;
-        t->frames[id] = fr;
+        t->frames[id].f = fr;
     }
     return id;
 }

@@ -45,7 +45,7 @@ struct gl_html_tables {
     const char *cats[GL_MAX_CATS * 2];
     int ncats;
     struct gl_strmap frame_ids;
-    const struct gl_frame **frames; /* by frame id; live in the view's stacks */
+    struct gl_frame_ref *frames; /* by frame id */
     struct gl_strmap row_ids;
     struct gl_html_row *rows;
     size_t nrows, rows_cap;

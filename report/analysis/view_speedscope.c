@@ -20,7 +20,7 @@ static int64_t frame_id(struct gl_speedscope_view *v, const struct gl_frame *fr)
     if (id >= 0 && added) {
         if (gl_grow((void **)&v->frames, &v->cap, (size_t)id, sizeof *v->frames, 256))
             return -1;
-        v->frames[id] = fr;
+        v->frames[id].f = fr;
     }
     return id;
 }

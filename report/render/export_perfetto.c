@@ -38,13 +38,13 @@ struct track_names {
 static const char *track_name(struct track_names *t, const struct gl_perfetto_view *v, int dev, int cat)
 {
     char **slot = &t->name[dev + 1][cat + 1], name[128];
-    if (*slot)
-        return *slot;
-    if (cat < 0)
-        snprintf(name, sizeof name, "device %d live bytes", dev);
-    else
-        snprintf(name, sizeof name, "device %d: %s", dev, v->cats[cat]);
-    *slot = strdup(name);
+    if (!*slot) {
+        if (cat < 0)
+            snprintf(name, sizeof name, "device %d live bytes", dev);
+        else
+            snprintf(name, sizeof name, "device %d: %s", dev, v->cats[cat]);
+        *slot = strdup(name);
+    }
     return *slot ? *slot : "?";
 }
 

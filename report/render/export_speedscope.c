@@ -22,7 +22,7 @@ static void write_frames(struct gl_json *j, const struct gl_speedscope_view *v)
     gl_jw_obj(j, "shared");
     gl_jw_arr(j, "frames");
     for (size_t i = 0; i < v->frame_ids.n; i++) {
-        const struct gl_frame *fr = v->frames[i];
+        const struct gl_frame *fr = v->frames[i].f;
         char name[1024];
         const char *mod = fr->module ? strrchr(fr->module, '/') : NULL;
         if (fr->symbol)

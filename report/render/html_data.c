@@ -303,7 +303,7 @@ static void write_tables(struct gl_json *j, const struct gl_html_tables *t)
     gl_jw_end(j);
     gl_jw_arr(j, "frames");
     for (size_t i = 0; i < t->frame_ids.n; i++)
-        write_frame(j, t->frames[i]);
+        write_frame(j, t->frames[i].f);
     gl_jw_end(j);
     gl_jw_arr(j, "rows");
     for (size_t i = 0; i < t->nrows; i++) {
