@@ -28,21 +28,6 @@ static const char *source(const char *rel)
     return buf[k];
 }
 
-/* Under AddressSanitizer the test programs themselves catch SIGSEGV, SIGBUS
- * and SIGFPE and map gigabytes of shadow memory, bare as under gpuledger:
- * the two tests that read dispositions and mappings have nothing to compare
- * there (they run in the plain build). */
-#if defined(__SANITIZE_ADDRESS__)
-#define GL_UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define GL_UNDER_ASAN 1
-#endif
-#endif
-#ifndef GL_UNDER_ASAN
-#define GL_UNDER_ASAN 0
-#endif
-
 static void expect_finished(const char *db_path, int exit_signal, int events)
 {
     sqlite3 *db = h_open(db_path);
@@ -57,7 +42,7 @@ static void expect_finished(const char *db_path, int exit_signal, int events)
 static void test_sigaction_sees_the_defaults(void **state)
 {
     (void)state;
-    if (GL_UNDER_ASAN)
+    if (getenv("GL_SANITIZED")) /* the sanitizer's programs catch SIGSEGV, SIGBUS and SIGFPE bare too */
         skip();
     /* the test runner may start us with some of them ignored (inherited) */
     const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM, SIGINT, SIGHUP, SIGQUIT};
@@ -161,7 +146,7 @@ static long field(const char *out, const char *name)
 static void test_no_ring_before_the_first_event(void **state)
 {
     (void)state;
-    if (GL_UNDER_ASAN)
+    if (getenv("GL_SANITIZED")) /* the sanitizer's shadow memory is mapped bare too */
         skip();
     static struct run_result bare;
     h_run(&bare, NULL, ARGV(PROG("nocuda"), "mem"));
