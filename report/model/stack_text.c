@@ -34,7 +34,9 @@ char *gl_stack_frame_text(const struct gl_stack *st, int i, char *buf, size_t sz
     return gl_fc_frame_text(&f, buf, sz);
 }
 
-int gl_stack_user_index(const struct gl_stack *st)
+/* Index of the innermost user frame, else the op (is_user, where given:
+ * which); -1 for an empty stack. */
+static int place_index(const struct gl_stack *st, int *is_user)
 {
     struct gl_fc_frame *v = fc_frames(st);
     if (!v)
@@ -42,7 +44,14 @@ int gl_stack_user_index(const struct gl_stack *st)
     struct gl_fc_chain c;
     gl_fc_chain(v, st->n, &c);
     free(v);
+    if (is_user)
+        *is_user = c.user >= 0;
     return c.user >= 0 ? c.user : c.op >= 0 ? c.op : 0;
+}
+
+int gl_stack_user_index(const struct gl_stack *st)
+{
+    return place_index(st, NULL);
 }
 
 char *gl_stack_user_frame(const struct gl_stack *st, char *buf, size_t sz)
@@ -57,18 +66,13 @@ char *gl_stack_user_frame(const struct gl_stack *st, char *buf, size_t sz)
 
 char *gl_stack_place(const struct gl_stack *st, char *buf, size_t sz)
 {
-    struct gl_fc_frame *v = fc_frames(st);
-    if (!v) {
+    int user = 0, i = place_index(st, &user);
+    if (i < 0) {
         snprintf(buf, sz, "with no stack recorded");
         return buf;
     }
-    struct gl_fc_chain c;
-    gl_fc_chain(v, st->n, &c);
-    int i = c.user >= 0 ? c.user : c.op >= 0 ? c.op : 0;
     char text[1024];
-    gl_fc_frame_text(&v[i], text, sizeof text);
-    free(v);
-    snprintf(buf, sz, "%s %s", c.user >= 0 ? "at" : "in", text);
+    snprintf(buf, sz, "%s %s", user ? "at" : "in", gl_stack_frame_text(st, i, text, sizeof text));
     return buf;
 }
 
