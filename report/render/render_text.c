@@ -307,15 +307,16 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
             }
             if (!o->ledger.n) {
                 fputs("    live then (OOM ledger): nothing\n", f);
-            } else if (o->ledger.layered) {
+                continue;
+            }
+            if (o->ledger.layered) {
                 fputs("    live then (OOM ledger): ", f);
                 print_layers(f, &o->ledger);
                 fputs(":\n", f);
             } else {
                 fputs("    live then (OOM ledger):\n", f);
             }
-            if (o->ledger.n)
-                print_groups(f, ds, &o->ledger, o->live_bytes, top < 5 ? top : 5, "      ");
+            print_groups(f, ds, &o->ledger, o->live_bytes, top < 5 ? top : 5, "      ");
         }
     }
     for (size_t h = 0; h < ds->nholes; h++) {
