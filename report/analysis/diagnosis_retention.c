@@ -24,6 +24,13 @@
 
 static int64_t dist(int64_t a, int64_t b) { return a > b ? a - b : b - a; }
 
+/* Whether path p names one of the finding's blocks. */
+static int names_block(const struct gl_retention_path *p, const struct gl_u64map *blocks)
+{
+    uint64_t one;
+    return p->block && gl_u64map_get(blocks, p->block->addr, &one);
+}
+
 /* The seq of the search to use (0: none names one of the blocks), its
  * moment in *moment (an OOM's and the exit's searches can share a seq). */
 static int64_t pick_search(const struct gl_run *r, const struct gl_finding *f, const struct gl_u64map *blocks,
@@ -36,8 +43,7 @@ static int64_t pick_search(const struct gl_run *r, const struct gl_finding *f, c
         int64_t best = 0;
         for (size_t i = 0; i < r->n_retention; i++) {
             const struct gl_retention_path *p = &r->retention[i];
-            uint64_t one;
-            if (p->moment != order[o] || !p->block || !gl_u64map_get(blocks, p->block->addr, &one))
+            if (p->moment != order[o] || !names_block(p, blocks))
                 continue;
             if (!best || dist(p->seq, f->seq) < dist(best, f->seq))
                 best = p->seq;
@@ -110,8 +116,7 @@ void gl_finding_kept_alive(struct gl_dossier *d, struct gl_finding *f)
     const struct gl_retention_path *any = NULL;
     for (size_t i = 0; at && i < r->n_retention; i++) {
         const struct gl_retention_path *p = &r->retention[i];
-        uint64_t one;
-        if (p->seq != at || p->moment != moment || !p->block || !gl_u64map_get(&blocks, p->block->addr, &one))
+        if (p->seq != at || p->moment != moment || !names_block(p, &blocks))
             continue;
         npaths++;
         held += p->bytes;
@@ -130,8 +135,7 @@ void gl_finding_kept_alive(struct gl_dossier *d, struct gl_finding *f)
         }
     const struct gl_retention_path *top = roots[0].newest;
     char b[32], t[48], step[48] = "";
-    append(f->sentence, sizeof f->sentence, " Kept alive by: %s", top->path);
-    append(f->sentence, sizeof f->sentence, "%s", ".");
+    append(f->sentence, sizeof f->sentence, " Kept alive by: %s.", top->path);
     if (top->root_file && *top->root_file && top->root_line > 0) {
         char was[sizeof f->remedy];
         snprintf(was, sizeof was, "%s", f->remedy);
