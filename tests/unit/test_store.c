@@ -52,6 +52,17 @@ static void add(int op, int api, int kind, int dev, uint64_t addr, uint64_t size
     assert_int_equal(gl_store_add(st, &b.ev), 0);
 }
 
+/* Finishes the store (counters c, the run's end, exit code, signal) and
+ * opens its file for reading. */
+static sqlite3 *finish_and_open(const struct gl_run_counters *c, uint64_t end_ns, int exit_code, int sig)
+{
+    assert_int_equal(gl_store_finish(st, c, end_ns, exit_code, sig), 0);
+    char err[256];
+    sqlite3 *db = gl_db_open_read(path, err, sizeof err);
+    assert_non_null(db);
+    return db;
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -99,11 +110,7 @@ static void test_views_and_pairing(void **state)
     assert_int_equal(gl_store_commit(st, &c), 0);
     /* reset device 0: 0x2000 (200 B) and handle 0xb are still live there */
     add(GL_OP_RESET, GL_API_cudaDeviceReset, GL_KIND_NONE, 0, 0, 0, 30, 0);
-    assert_int_equal(gl_store_finish(st, &c, 99, 0, 0), 0);
-
-    char err[256];
-    sqlite3 *db = gl_db_open_read(path, err, sizeof err);
-    assert_non_null(db);
+    sqlite3 *db = finish_and_open(&c, 99, 0, 0);
     assert_int_equal(gl_db_int(db, "SELECT count(*) FROM events", -1), 17);
     assert_int_equal(gl_db_int(db, "SELECT max(seq) FROM events", -1), 17); /* numbered 1..17 */
     /* the ref_seq index, built when the run ended */
@@ -159,10 +166,7 @@ static void test_no_index_after_signal(void **state)
     add(GL_OP_ALLOC, GL_API_cudaMalloc, GL_KIND_DEVICE, 0, 0x2000, 200, 11, 2); /* seq 2 */
     add(GL_OP_FREE, GL_API_cudaFree, GL_KIND_NONE, 0, 0x2000, 0, 12, 1);        /* seq 3 -> 2 */
     struct gl_run_counters c = {0, 0};
-    assert_int_equal(gl_store_finish(st, &c, 99, -1, 9), 0);
-    char err[256];
-    sqlite3 *db = gl_db_open_read(path, err, sizeof err);
-    assert_non_null(db);
+    sqlite3 *db = finish_and_open(&c, 99, -1, 9);
     assert_int_equal(gl_db_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'event_log_ref'", -1), 0);
     /* the views' one-by-one lookups have indexes of their own, kept while recording */
     assert_int_equal(gl_db_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN ('event_log_tags', "
@@ -186,10 +190,7 @@ static void test_index_given_up_past_budget(void **state)
     }
     gl_store_set_index_budget(st, 0);
     struct gl_run_counters c = {0, 0};
-    assert_int_equal(gl_store_finish(st, &c, 99999, 0, 0), 0);
-    char err[256];
-    sqlite3 *db = gl_db_open_read(path, err, sizeof err);
-    assert_non_null(db);
+    sqlite3 *db = finish_and_open(&c, 99999, 0, 0);
     assert_int_equal(gl_db_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'event_log_ref'", -1), 0);
     assert_int_equal(gl_db_int(db, "SELECT count(*) FROM allocations WHERE free_ns = alloc_ns + 1", -1), 2000);
     assert_int_equal(gl_db_int(db, "SELECT end_ns FROM run", -1), 99999);
@@ -217,10 +218,7 @@ static void test_deep_stack_entries(void **state)
         b.ev.ips[i] = 0x500000 + (uintptr_t)(i % 30) * 16; /* frames 30..36 repeat 0..6 */
     assert_int_equal(gl_store_add(st, &b.ev), 0);
     struct gl_run_counters c = {0, 0};
-    assert_int_equal(gl_store_finish(st, &c, 99, 0, 0), 0);
-    char err[256];
-    sqlite3 *db = gl_db_open_read(path, err, sizeof err);
-    assert_non_null(db);
+    sqlite3 *db = finish_and_open(&c, 99, 0, 0);
     assert_int_equal(gl_db_int(db, "SELECT count(*) FROM stack_entries WHERE stack_id = 1", -1), 37);
     assert_int_equal(gl_db_int(db, "SELECT count(*) FROM frames", -1), 30);
     assert_int_equal(gl_db_int(db, "SELECT count(*) FROM stack_frames WHERE stack_id = 1 AND ip = 0x500000 + "
