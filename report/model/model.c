@@ -265,7 +265,8 @@ struct scan {
     int64_t kmin, kmax; /* the kept rows' first and last time */
     struct live_track lt;
     uint64_t total_live, block_live;
-    size_t cap, fcap;
+    size_t cap, fcap, ocap;
+    int64_t prev_seq;   /* the last row's seq: free_order holds while each is higher */
 };
 
 /* The columns every row is checked by. */
@@ -305,6 +306,9 @@ static int scan_open(struct scan *s, struct gl_run *r, char *err, size_t errsz)
     gl_u64map_init(&s->last_ts.map);
     s->kmin = INT64_MAX;
     s->kmax = INT64_MIN;
+    s->prev_seq = INT64_MIN;
+    r->free_order = malloc(4096 * sizeof *r->free_order); /* NULL: the sweeps sort */
+    s->ocap = r->free_order ? 4096 : 0;
     return 0;
 }
 
@@ -449,6 +453,26 @@ static struct gl_alloc *referred(struct scan *s, const struct row *w, int64_t *r
     return pos >= 0 ? &s->r->allocs[pos] : NULL;
 }
 
+/* No free_order: the sweeps sort the frees instead (model.h). */
+static void drop_free_order(struct gl_run *r)
+{
+    free(r->free_order);
+    r->free_order = NULL;
+    r->nfree_order = 0;
+}
+
+/* Allocation pos was freed by the current row: into free_order (dropped
+ * when memory runs out or the index does not fit the sweeps' 31 bits). */
+static void free_in_order(struct scan *s, size_t pos)
+{
+    struct gl_run *r = s->r;
+    if (pos >= UINT32_MAX / 2 ||
+        gl_grow((void **)&r->free_order, &s->ocap, r->nfree_order, sizeof *r->free_order, 4096))
+        drop_free_order(r);
+    else
+        r->free_order[r->nfree_order++] = (uint32_t)pos;
+}
+
 /* A free: GL_SKIP_COUNT, or why it is skipped. */
 static enum gl_skip load_free(struct scan *s, const struct row *w)
 {
@@ -462,6 +486,8 @@ static enum gl_skip load_free(struct scan *s, const struct row *w)
         return GL_SKIP_FREE_TWICE;
     a->free_seq = w->seq;
     a->free_ns = w->ts;
+    if (s->r->free_order)
+        free_in_order(s, (size_t)(a - s->r->allocs));
     if (gl_kind_counts_on_device(a->kind)) {
         s->total_live -= a->size;
         track(s->r, &s->lt, a->device, -(int64_t)a->size, w->seq, w->ts, s->t0, s->span);
@@ -557,6 +583,9 @@ static int load_events(struct gl_run *r, char *err, size_t errsz)
     while ((rc = gl_rows_next(&s.g)) == SQLITE_ROW) {
         enum gl_skip why;
         row_read(&s.g, &w);
+        if (w.seq <= s.prev_seq && s.prev_seq != INT64_MIN) /* repeated: frees are sorted instead */
+            drop_free_order(r);
+        s.prev_seq = w.seq;
         why = row_check(&s, &w);
         if (why == GL_SKIP_COUNT && load_row(&s, &w, &why))
             goto oom;
@@ -684,6 +713,7 @@ void gl_run_free(struct gl_run *r)
     for (int i = 0; i < r->ndevs; i++)
         free(r->devs[i].timeline);
     free(r->allocs);
+    free(r->free_order);
     free(r->fails);
     free(r->marks);
     free(r->steps);
