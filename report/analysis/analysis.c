@@ -536,11 +536,13 @@ static int analyse_pool(const struct gl_run *r, const struct gl_alloc **m, size_
                         size_t nr, struct gl_pool_holes *ph, int64_t end_seq)
 {
     struct gl_sweep sw;
-    struct ival *live = NULL;
-    size_t live_cap = 0;
+    size_t live_cap = 64;
+    struct ival *live = malloc(live_cap * sizeof *live);
     ph->series = calloc(HOLE_SAMPLES + 1, sizeof *ph->series);
-    if (!ph->series || gl_sweep_members(r, m, nm, end_seq, &sw))
+    if (!live || !ph->series || gl_sweep_members(r, m, nm, end_seq, &sw)) {
+        free(live);
         return -1;
+    }
     struct gl_u64map set;
     gl_u64map_init(&set);
     int64_t first = m[0]->seq, ts = m[0]->alloc_ns;
