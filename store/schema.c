@@ -43,9 +43,7 @@ static const char *const ddl =
     " seq INTEGER PRIMARY KEY, ts_ns INTEGER NOT NULL, context INTEGER,"
     " op INTEGER NOT NULL, kind INTEGER, device INTEGER, addr INTEGER, size INTEGER,"
     " stack_id INTEGER, ref_seq INTEGER, aux INTEGER, range_seq INTEGER);"
-    "CREATE VIEW event_log AS SELECT e.seq, e.ts_ns, c.tid, e.op, c.api, e.kind, e.device,"
-    " c.stream, c.pool, e.addr, e.size, c.result, e.stack_id, e.ref_seq, e.aux, e.range_seq"
-    " FROM event_rows e LEFT JOIN event_contexts c ON c.id = e.context;"
+    GL_EVENT_LOG_VIEW ";"
     /* rows written through the view (other tools, tests) land in the tables */
     "CREATE TRIGGER event_log_insert INSTEAD OF INSERT ON event_log BEGIN"
     NEW_CONTEXT

@@ -10,6 +10,14 @@
  * the bytes "GPUL". */
 #define GL_APPLICATION_ID 0x4750554c
 
+/* The view event_log of schema 4, as it is stored in sqlite_master: a
+ * reader that finds exactly this text may read the two tables under it
+ * (report/model/model_rows.c). */
+#define GL_EVENT_LOG_VIEW                                                                           \
+    "CREATE VIEW event_log AS SELECT e.seq, e.ts_ns, c.tid, e.op, c.api, e.kind, e.device,"        \
+    " c.stream, c.pool, e.addr, e.size, c.result, e.stack_id, e.ref_seq, e.aux, e.range_seq"        \
+    " FROM event_rows e LEFT JOIN event_contexts c ON c.id = e.context"
+
 /* Create every table, index and view, and fill the name tables.
  * Returns SQLITE_OK or an error code (message in *err, sqlite3_free it). */
 int gl_schema_create(sqlite3 *db, char **err);

@@ -4,6 +4,7 @@
 #include "analysis.h"
 
 #include "freemap.h"
+#include "sweep.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -527,39 +528,21 @@ static void measure(const struct ival *regions, size_t nr, const struct ival *li
 
 #define HOLE_SAMPLES GL_HOLE_SAMPLES
 
-struct sweep_ev {
-    int64_t seq, ts;
-    uint64_t addr, end; /* end 0: a free */
-};
-
-static int cmp_sweep(const void *a, const void *b)
-{
-    const struct sweep_ev *x = a, *y = b;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
 /* One pool (or one reservation): members are the allocations inside it
  * (in seq order); regions are given (VMM) or derived (pools). One sweep
  * over the members' allocations and frees, with the live set in a hash map
  * (address -> end), measured at HOLE_SAMPLES + 1 points. */
-static int analyse_pool(const struct gl_alloc **m, size_t nm, struct ival *regions, size_t nr,
-                        struct gl_pool_holes *ph, int64_t end_seq)
+static int analyse_pool(const struct gl_run *r, const struct gl_alloc **m, size_t nm, struct ival *regions,
+                        size_t nr, struct gl_pool_holes *ph, int64_t end_seq)
 {
-    struct sweep_ev *ev = malloc((2 * nm + 1) * sizeof *ev);
-    struct ival *live = malloc((nm + 1) * sizeof *live);
+    struct gl_sweep sw;
+    size_t live_cap = 64;
+    struct ival *live = malloc(live_cap * sizeof *live);
     ph->series = calloc(HOLE_SAMPLES + 1, sizeof *ph->series);
-    if (!ev || !live || !ph->series) {
-        free(ev);
+    if (!live || !ph->series || gl_sweep_members(r, m, nm, end_seq, &sw)) {
         free(live);
         return -1;
     }
-    size_t ne = 0;
-    for (size_t i = 0; i < nm; i++) {
-        ev[ne++] = (struct sweep_ev){m[i]->seq, m[i]->alloc_ns, m[i]->addr, m[i]->addr + m[i]->size};
-        if (m[i]->free_seq && m[i]->free_seq <= end_seq)
-            ev[ne++] = (struct sweep_ev){m[i]->free_seq, m[i]->free_ns, m[i]->addr, 0};
-    }
-    qsort(ev, ne, sizeof *ev, cmp_sweep);
     struct gl_u64map set;
     gl_u64map_init(&set);
     int64_t first = m[0]->seq, ts = m[0]->alloc_ns;
@@ -569,12 +552,21 @@ static int analyse_pool(const struct gl_alloc **m, size_t nm, struct ival *regio
         int64_t seq = s == HOLE_SAMPLES ? end_seq
                                         : first + span / HOLE_SAMPLES * (int64_t)s +
                                               span % HOLE_SAMPLES * (int64_t)s / HOLE_SAMPLES;
-        for (; e < ne && ev[e].seq <= seq; e++) {
-            if (ev[e].end)
-                gl_u64map_put(&set, ev[e].addr, ev[e].end);
+        for (; e < sw.n && gl_sweep_seq(r, sw.ev[e]) <= seq; e++) {
+            const struct gl_alloc *a = gl_sweep_alloc(r, sw.ev[e]);
+            if (!gl_sweep_is_free(sw.ev[e]) && a->addr + a->size) /* (an empty one at 0 ends one there) */
+                gl_u64map_put(&set, a->addr, a->addr + a->size);
             else
-                gl_u64map_del(&set, ev[e].addr);
-            ts = ev[e].ts;
+                gl_u64map_del(&set, a->addr);
+            ts = gl_sweep_ts(r, sw.ev[e]);
+        }
+        if (set.count + 2 > live_cap) {
+            size_t nc = (set.count + 2) * 2;
+            struct ival *nl = realloc(live, nc * sizeof *live);
+            if (!nl)
+                break;
+            live = nl;
+            live_cap = nc;
         }
         size_t nl = 0;
         for (size_t k = 0; k < set.cap; k++)
@@ -599,11 +591,12 @@ static int analyse_pool(const struct gl_alloc **m, size_t nm, struct ival *regio
             ph->worst_index = ph->nseries - 1;
         }
     }
-    ph->end = ph->series[ph->nseries - 1];
+    if (ph->nseries)
+        ph->end = ph->series[ph->nseries - 1];
     gl_u64map_free(&set);
-    free(ev);
+    gl_sweep_free(&sw);
     free(live);
-    return 0;
+    return ph->nseries == HOLE_SAMPLES + 1 ? 0 : -1;
 }
 
 static int cmp_alloc_ptr_pool(const void *a, const void *b)
@@ -720,7 +713,7 @@ int gl_holes(struct gl_run *r, const uint64_t *only, struct gl_pool_holes **out,
         ph->device = m[i]->device;
         ph->regions = nr;
         ph->sampled_reserved = gl_run_pool_reserved(r, m[i]->pool, m[i]->device);
-        analyse_pool(m + i, j - i, reg, nr, ph, end_seq);
+        analyse_pool(r, m + i, j - i, reg, nr, ph, end_seq);
         i = j;
     }
     /* 2. reserved VA ranges: the mappings inside each reservation */
@@ -744,7 +737,7 @@ int gl_holes(struct gl_run *r, const uint64_t *only, struct gl_pool_holes **out,
         ph->pool = va->addr;
         ph->device = m[0]->device >= 0 ? m[0]->device : 0;
         ph->regions = 1;
-        analyse_pool(m, nm, &region, 1, ph, va->free_seq ? va->free_seq - 1 : end_seq);
+        analyse_pool(r, m, nm, &region, 1, ph, va->free_seq ? va->free_seq - 1 : end_seq);
     }
     free(m);
     free(reg);

@@ -40,13 +40,17 @@ struct gl_perfetto_view {
     int ncats;
     struct gl_trace_point *points; /* in the order they change */
     size_t npoints, cap;
+    size_t buckets;                /* each track cut to this many time buckets (trace_downsample.h); 0: every point */
+    size_t points_seen;            /* the points before the cut */
     struct gl_annots annots;
     struct gl_trace_slice *slices;
     size_t nslices;
 };
 
-/* 0, or -1 out of memory (free it either way). */
-int gl_perfetto_view(struct gl_perfetto_view *v, struct gl_run *r, const struct gl_rules *rules);
+/* Every counter point (buckets 0), or each track's lowest, highest and
+ * last of each of `buckets` time buckets. 0, or -1 out of memory (free it
+ * either way). */
+int gl_perfetto_view(struct gl_perfetto_view *v, struct gl_run *r, const struct gl_rules *rules, size_t buckets);
 void gl_perfetto_view_free(struct gl_perfetto_view *v);
 
 /* ---- folded and csv: the allocations of --what ---- */

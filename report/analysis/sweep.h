@@ -16,6 +16,10 @@ struct gl_sweep {
 };
 
 int gl_sweep_build(const struct gl_run *r, struct gl_sweep *s, int (*want)(const struct gl_alloc *a));
+/* The same for the allocations m[0..nm) (pointers into r->allocs, in event
+ * order) and those of their frees at or before end_seq. */
+int gl_sweep_members(const struct gl_run *r, const struct gl_alloc *const *m, size_t nm, int64_t end_seq,
+                     struct gl_sweep *s);
 
 /* The usual choice: memory that counts toward a device. */
 static inline int gl_sweep_counted(const struct gl_alloc *a)

@@ -1,7 +1,9 @@
 /* view_perfetto.c — the Perfetto export's view (export_views.h): the run
  * replayed in event order (sweep.h) with PyTorch's allocator layers
  * (ledger_layers.h), each change of a device's live bytes and of a
- * category's bytes as a counter point; the marks and ranges as slices. */
+ * category's bytes as a counter point (each track cut to a bounded number
+ * of time buckets unless every point is asked for: trace_downsample.h);
+ * the marks and ranges as slices. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +11,7 @@
 #include "ledger_layers.h"
 #include "model_block_facts.h"
 #include "sweep.h"
+#include "trace_downsample.h"
 #include "u64map.h"
 
 static int cat_index(struct gl_perfetto_view *v, const char *name)
@@ -38,17 +41,24 @@ struct replay {
     int64_t live[GL_MAX_DEVICES + 1];
     int cache;            /* category index of allocator_cache, -1: no blocks */
     struct gl_u64map site; /* stack, api, kind, identity category -> category index + 1 */
+    struct gl_trace_ds *ds; /* NULL: every point */
     int oom;
 };
 
 static void point(struct replay *x, int k, int64_t ts, int cat, int64_t bytes)
 {
     struct gl_perfetto_view *v = x->v;
+    struct gl_trace_point p = {ts, bytes, (int16_t)(k - 1), (int16_t)cat};
+    if (x->ds) {
+        x->oom |= gl_trace_ds_add(x->ds, &p) != 0;
+        return;
+    }
     if (gl_grow((void **)&v->points, &v->cap, v->npoints, sizeof *v->points, 4096)) {
         x->oom = 1;
         return;
     }
-    v->points[v->npoints++] = (struct gl_trace_point){ts, bytes, (int16_t)(k - 1), (int16_t)cat};
+    v->points[v->npoints++] = p;
+    v->points_seen++;
 }
 
 /* One change on device k at time ts: the total, the category ci of the
@@ -130,6 +140,8 @@ static int counters(struct gl_perfetto_view *v, const struct gl_rules *rules)
     struct gl_block_fact *facts = r->has_blocks ? gl_block_facts_load(r) : NULL;
     int rc = !x || (r->has_blocks && !facts) || gl_sweep_build(r, &sw, replayed) ||
              gl_layers_done_list(r, &done, &ndone);
+    if (!rc && v->buckets && !(x->ds = gl_trace_ds_new(v->buckets, r->first_ns, r->last_ns)))
+        rc = 1;
     if (!rc) {
         replay_init(x, v, rules);
         size_t di = 0;
@@ -142,6 +154,9 @@ static int counters(struct gl_perfetto_view *v, const struct gl_rules *rules)
             if (i < sw.n)
                 apply(x, gl_sweep_alloc(r, sw.ev[i]), gl_sweep_is_free(sw.ev[i]), gl_sweep_ts(r, sw.ev[i]));
         }
+        if (x->ds && gl_trace_ds_finish(x->ds, v))
+            x->oom = 1;
+        x->ds = NULL;
         rc = x->oom;
         gl_u64map_free(&x->site);
     }
@@ -184,10 +199,11 @@ static int slices(struct gl_perfetto_view *v)
     return 0;
 }
 
-int gl_perfetto_view(struct gl_perfetto_view *v, struct gl_run *r, const struct gl_rules *rules)
+int gl_perfetto_view(struct gl_perfetto_view *v, struct gl_run *r, const struct gl_rules *rules, size_t buckets)
 {
     memset(v, 0, sizeof *v);
     v->run = r;
+    v->buckets = buckets;
     gl_stacks_init(&v->stacks, r);
     return counters(v, rules) || slices(v) ? -1 : 0;
 }

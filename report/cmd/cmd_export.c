@@ -10,12 +10,17 @@
 #include "help.h"
 #include "out.h"
 #include "render.h"
+#include "trace_downsample.h"
 
 static const char *what; /* NULL: not given (folded: peak; csv: allocs) */
 /* PyTorch's snapshot examples record _record_memory_history(max_entries=100000) */
 #define DEFAULT_MAX_ENTRIES 100000ULL
 static unsigned long long max_entries = DEFAULT_MAX_ENTRIES; /* 0: all */
 static int fold; /* --fold-allocator */
+/* perfetto's counter tracks: time buckets a track is cut to (a screen's
+ * width or so; trace_downsample.h), 0: every point */
+static unsigned long long buckets = GL_TRACE_DEFAULT_BUCKETS;
+static int buckets_given;
 
 static int opt(struct gl_cli *cli, int key, const char *arg)
 {
@@ -25,6 +30,14 @@ static int opt(struct gl_cli *cli, int key, const char *arg)
     }
     if (key == 'f') {
         fold = 1;
+        return 0;
+    }
+    if (key == 'c') {
+        buckets_given = 1;
+        if (!strcmp(arg, "all"))
+            buckets = 0;
+        else if (gl_parse_size(arg, &buckets) || !buckets || buckets > (1ULL << 24))
+            return gl_cli_fail(cli, "--counter-buckets wants a number from 1 to 16777216 or 'all', not '%s'", arg);
         return 0;
     }
     if (!strcmp(arg, "all")) {
@@ -41,6 +54,8 @@ static void reset(void)
     what = NULL;
     max_entries = DEFAULT_MAX_ENTRIES;
     fold = 0;
+    buckets = GL_TRACE_DEFAULT_BUCKETS;
+    buckets_given = 0;
 }
 
 static int check(struct gl_cli *cli)
@@ -52,6 +67,8 @@ static int check(struct gl_cli *cli)
                            cli->format);
     if (fold && !gl_cli_format(cli, "folded") && !gl_cli_format(cli, "speedscope"))
         return gl_cli_fail(cli, "--fold-allocator applies to folded and speedscope, not %s", cli->format);
+    if (buckets_given && !gl_cli_format(cli, "perfetto"))
+        return gl_cli_fail(cli, "--counter-buckets applies to perfetto, not %s", cli->format);
     if (gl_cli_format(cli, "memory_viz") && (!cli->output || !strcmp(cli->output, "-")) && isatty(STDOUT_FILENO))
         return gl_cli_fail(cli, "memory_viz is a binary pickle: write it to a file with -o FILE");
     if (gl_cli_format(cli, "memory_viz"))
@@ -64,6 +81,7 @@ static int check(struct gl_cli *cli)
 static const struct option opts[] = {{"what", required_argument, NULL, 'w'},
                                       {"max-entries", required_argument, NULL, 'm'},
                                       {"fold-allocator", no_argument, NULL, 'f'},
+                                      {"counter-buckets", required_argument, NULL, 'c'},
                                       {NULL, 0, NULL, 0}};
 
 const struct gl_cmd_spec gl_export_spec = {
@@ -119,7 +137,7 @@ static int memviz(FILE *out, struct gl_run *r)
 static int perfetto(FILE *out, struct gl_run *r, const struct gl_rules *rules)
 {
     struct gl_perfetto_view v;
-    int rc = gl_perfetto_view(&v, r, rules) || gl_export_perfetto(out, &v) ? -1 : 0;
+    int rc = gl_perfetto_view(&v, r, rules, (size_t)buckets) || gl_export_perfetto(out, &v) ? -1 : 0;
     gl_perfetto_view_free(&v);
     return rc;
 }

@@ -16,6 +16,7 @@
 #include "model_heaps.h"
 #include "model_vmm.h"
 #include "model_retention.h"
+#include "model_rows.h"
 #include "reader.h"
 #include "u64map.h"
 
@@ -140,7 +141,8 @@ static int64_t first_time(sqlite3 *db, const char *order, int64_t lo, int64_t hi
     char sql[128];
     sqlite3_stmt *st;
     int64_t t = 0;
-    snprintf(sql, sizeof sql, "SELECT ts_ns FROM event_log WHERE ts_ns BETWEEN ? AND ? ORDER BY seq %s LIMIT 1", order);
+    snprintf(sql, sizeof sql, "SELECT ts_ns FROM %s WHERE ts_ns BETWEEN ? AND ? ORDER BY seq %s LIMIT 1",
+             gl_rows_table(db), order);
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
         sqlite3_bind_int64(st, 1, lo);
         sqlite3_bind_int64(st, 2, hi);
@@ -255,7 +257,7 @@ static void tag(struct gl_alloc *a, int64_t category, int64_t bytes)
  * where each allocation sits, each thread's last time, the live bytes. */
 struct scan {
     struct gl_run *r;
-    sqlite3_stmt *st;
+    struct gl_rows g;   /* the rows in seq order */
     int64_t lo, hi;     /* time_bounds */
     int64_t t0, t1, span; /* the timeline's buckets span t0..t1 */
     struct seq_index index;
@@ -263,7 +265,8 @@ struct scan {
     int64_t kmin, kmax; /* the kept rows' first and last time */
     struct live_track lt;
     uint64_t total_live, block_live;
-    size_t cap, fcap;
+    size_t cap, fcap, ocap;
+    int64_t prev_seq;   /* the last row's seq: free_order holds while each is higher */
 };
 
 /* The columns every row is checked by. */
@@ -287,11 +290,10 @@ static int scan_open(struct scan *s, struct gl_run *r, char *err, size_t errsz)
     if (s->t1 < s->t0)
         s->t1 = s->t0;
     s->span = s->t1 - s->t0 + 1;
-    int64_t maxseq = gl_db_int(r->db, "SELECT max(seq) FROM event_log", 0);
-    if (sqlite3_prepare_v2(r->db,
-                           "SELECT seq, ts_ns, op, api, kind, device, pool, addr, size, result, stack_id, ref_seq, tid,"
-                           " stream, aux, range_seq FROM event_log ORDER BY seq",
-                           -1, &s->st, NULL) != SQLITE_OK) {
+    char sql[64];
+    snprintf(sql, sizeof sql, "SELECT max(seq) FROM %s", gl_rows_table(r->db));
+    int64_t maxseq = gl_db_int(r->db, sql, 0);
+    if (gl_rows_open(&s->g, r->db) != SQLITE_OK) {
         snprintf(err, errsz, "%s: cannot read events: %s", r->path, sqlite3_errmsg(r->db));
         return -1;
     }
@@ -304,27 +306,30 @@ static int scan_open(struct scan *s, struct gl_run *r, char *err, size_t errsz)
     gl_u64map_init(&s->last_ts.map);
     s->kmin = INT64_MAX;
     s->kmax = INT64_MIN;
+    s->prev_seq = INT64_MIN;
+    r->free_order = malloc(4096 * sizeof *r->free_order); /* NULL: the sweeps sort */
+    s->ocap = r->free_order ? 4096 : 0;
     return 0;
 }
 
 static void scan_close(struct scan *s)
 {
-    sqlite3_finalize(s->st);
+    gl_rows_close(&s->g);
     free(s->index.dense);
     gl_u64map_free(&s->index.map);
     gl_u64map_free(&s->last_ts.map);
 }
 
-static void row_read(sqlite3_stmt *st, struct row *w)
+static void row_read(const struct gl_rows *g, struct row *w)
 {
-    w->seq = sqlite3_column_int64(st, 0);
-    w->ts = sqlite3_column_int64(st, 1);
-    w->op = sqlite3_column_int(st, 2);
-    w->api = sqlite3_column_int(st, 3);
-    w->result = sqlite3_column_int(st, 9);
-    w->device = sqlite3_column_int(st, 5);
-    w->size = sqlite3_column_int64(st, 8);
-    w->tid = (uint64_t)sqlite3_column_int64(st, 12);
+    w->seq = g->v[GL_COL_SEQ];
+    w->ts = g->v[GL_COL_TS];
+    w->op = (int)g->v[GL_COL_OP];
+    w->api = (int)g->v[GL_COL_API];
+    w->result = (int)g->v[GL_COL_RESULT];
+    w->device = (int)g->v[GL_COL_DEVICE];
+    w->size = g->v[GL_COL_SIZE];
+    w->tid = (uint64_t)g->v[GL_COL_TID];
     w->own_time = w->api != GL_API_cupti_static && w->api != GL_API_cupti_static_free;
 }
 
@@ -335,7 +340,7 @@ static enum gl_skip row_check(struct scan *s, const struct row *w)
     int64_t prev;
     /* the caching allocator's settings: its last row says (every row
      * counts, also one skipped below) */
-    if (sqlite3_column_int64(s->st, 2) == GL_OP_CONFIG && sqlite3_column_int64(s->st, 3) == GL_API_torch_allocator)
+    if (s->g.v[GL_COL_OP] == GL_OP_CONFIG && s->g.v[GL_COL_API] == GL_API_torch_allocator)
         s->r->allocator_expandable = w->size == 1;
     if (w->seq < 1 || (uint64_t)w->seq >= MAX_BYTES) /* the recorder counts from 1 */
         return GL_SKIP_SEQ;
@@ -380,10 +385,10 @@ static int load_fail(struct scan *s, const struct row *w, enum gl_skip *why)
         .api = (uint16_t)w->api,
         .device = w->device,
         .size = (uint64_t)w->size, /* a failed request may be any size */
-        .addr = (uint64_t)sqlite3_column_int64(s->st, 7),
+        .addr = (uint64_t)s->g.v[GL_COL_ADDR],
         .result = w->result,
-        .stack_id = sqlite3_column_int64(s->st, 10),
-        .aux = (uint64_t)sqlite3_column_int64(s->st, 14),
+        .stack_id = s->g.v[GL_COL_STACK],
+        .aux = (uint64_t)s->g.v[GL_COL_AUX],
     };
     return 0;
 }
@@ -402,14 +407,14 @@ static struct gl_alloc *new_alloc(struct scan *s, const struct row *w, int kind,
     a->api = (uint16_t)w->api;
     a->kind = (uint8_t)kind;
     a->device = w->device;
-    a->pool = (uint64_t)sqlite3_column_int64(s->st, 6);
+    a->pool = (uint64_t)s->g.v[GL_COL_POOL];
     a->addr = addr;
     a->size = (uint64_t)size;
-    a->stack_id = sqlite3_column_int64(s->st, 10);
-    a->stream = (uint64_t)sqlite3_column_int64(s->st, 13);
+    a->stack_id = s->g.v[GL_COL_STACK];
+    a->stream = (uint64_t)s->g.v[GL_COL_STREAM];
     a->requested = (uint64_t)w->size;
-    a->aux = (uint64_t)sqlite3_column_int64(s->st, 14);
-    a->range_seq = sqlite3_column_int64(s->st, 15);
+    a->aux = (uint64_t)s->g.v[GL_COL_AUX];
+    a->range_seq = s->g.v[GL_COL_RANGE];
     return a;
 }
 
@@ -417,9 +422,9 @@ static struct gl_alloc *new_alloc(struct scan *s, const struct row *w, int kind,
 static int load_alloc(struct scan *s, const struct row *w, enum gl_skip *why)
 {
     struct gl_run *r = s->r;
-    int kind = sqlite3_column_int(s->st, 4);
-    uint64_t addr = (uint64_t)sqlite3_column_int64(s->st, 7);
-    int64_t aux = sqlite3_column_int64(s->st, 14), size = w->size;
+    int kind = (int)s->g.v[GL_COL_KIND];
+    uint64_t addr = (uint64_t)s->g.v[GL_COL_ADDR];
+    int64_t aux = s->g.v[GL_COL_AUX], size = w->size;
     if (kind == GL_KIND_BLOCK) /* a PyTorch block: its block bytes (aux) hold what was asked */
         size = aux > size ? aux : size;
     *why = check_alloc(r, w->device, size, addr, &s->total_live, gl_kind_counts_on_device(kind));
@@ -443,9 +448,29 @@ static int load_alloc(struct scan *s, const struct row *w, enum gl_skip *why)
 /* The allocation an earlier row made that this row refers to, or NULL. */
 static struct gl_alloc *referred(struct scan *s, const struct row *w, int64_t *ref)
 {
-    *ref = sqlite3_column_int64(s->st, 11);
+    *ref = s->g.v[GL_COL_REF];
     int64_t pos = *ref < w->seq ? index_get(&s->index, *ref) : -1;
     return pos >= 0 ? &s->r->allocs[pos] : NULL;
+}
+
+/* No free_order: the sweeps sort the frees instead (model.h). */
+static void drop_free_order(struct gl_run *r)
+{
+    free(r->free_order);
+    r->free_order = NULL;
+    r->nfree_order = 0;
+}
+
+/* Allocation pos was freed by the current row: into free_order (dropped
+ * when memory runs out or the index does not fit the sweeps' 31 bits). */
+static void free_in_order(struct scan *s, size_t pos)
+{
+    struct gl_run *r = s->r;
+    if (pos >= UINT32_MAX / 2 ||
+        gl_grow((void **)&r->free_order, &s->ocap, r->nfree_order, sizeof *r->free_order, 4096))
+        drop_free_order(r);
+    else
+        r->free_order[r->nfree_order++] = (uint32_t)pos;
 }
 
 /* A free: GL_SKIP_COUNT, or why it is skipped. */
@@ -461,6 +486,8 @@ static enum gl_skip load_free(struct scan *s, const struct row *w)
         return GL_SKIP_FREE_TWICE;
     a->free_seq = w->seq;
     a->free_ns = w->ts;
+    if (s->r->free_order)
+        free_in_order(s, (size_t)(a - s->r->allocs));
     if (gl_kind_counts_on_device(a->kind)) {
         s->total_live -= a->size;
         track(s->r, &s->lt, a->device, -(int64_t)a->size, w->seq, w->ts, s->t0, s->span);
@@ -485,14 +512,14 @@ static void load_completion_or_tag(struct scan *s, const struct row *w)
         (!a->done_seq || a->done_seq == a->free_seq))
         a->done_seq = w->seq;
     else if (a && w->op == GL_OP_TAG)
-        tag(a, sqlite3_column_int64(s->st, 14), w->size);
+        tag(a, s->g.v[GL_COL_AUX], w->size);
 }
 
 /* What the row is, taken into the run: 0 (*why set when skipped), or -1
  * out of memory. */
 static int load_row(struct scan *s, const struct row *w, enum gl_skip *why)
 {
-    int op = w->op, has_ref = sqlite3_column_type(s->st, 11) != SQLITE_NULL;
+    int op = w->op, has_ref = !s->g.ref_null;
     *why = GL_SKIP_COUNT;
     if (op == GL_OP_MARK)
         return load_mark(s, w);
@@ -553,9 +580,12 @@ static int load_events(struct gl_run *r, char *err, size_t errsz)
     int rc;
     if (scan_open(&s, r, err, errsz))
         return -1;
-    while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) {
+    while ((rc = gl_rows_next(&s.g)) == SQLITE_ROW) {
         enum gl_skip why;
-        row_read(s.st, &w);
+        row_read(&s.g, &w);
+        if (w.seq <= s.prev_seq && s.prev_seq != INT64_MIN) /* repeated: frees are sorted instead */
+            drop_free_order(r);
+        s.prev_seq = w.seq;
         why = row_check(&s, &w);
         if (why == GL_SKIP_COUNT && load_row(&s, &w, &why))
             goto oom;
@@ -683,6 +713,7 @@ void gl_run_free(struct gl_run *r)
     for (int i = 0; i < r->ndevs; i++)
         free(r->devs[i].timeline);
     free(r->allocs);
+    free(r->free_order);
     free(r->fails);
     free(r->marks);
     free(r->steps);

@@ -178,6 +178,9 @@ struct gl_run {
     char host[256], rank[32], cmdline[1024], version[32];
     struct gl_alloc *allocs; /* in seq order */
     size_t nallocs;
+    uint32_t *free_order;    /* indices into allocs in the order of their frees (free_seq rising);
+                                NULL where seqs repeat or an index would not fit */
+    size_t nfree_order;
     struct gl_fail *fails;
     size_t nfails;
     int64_t api_count[GL_API_COUNT];

@@ -7,7 +7,10 @@
  *             same rules as the report; with PyTorch's blocks, the tensors'
  *             categories, and the caching allocator's free and pending
  *             blocks as allocator_cache, as the report's ledger has them),
- *             changed at every allocation, free and block completion
+ *             changed at every allocation, free and block completion; each
+ *             track cut to --counter-buckets time buckets (default 2000),
+ *             of each its lowest, highest and last point, so the peak is
+ *             exact (all: every point)
  *   slices    each range (gpuledger_range_push/pop, NVTX) on the thread that
  *             opened it; each mark as a slice on the "marks" track from the
  *             mark before (or the start) to it, named by its label, so
@@ -153,6 +156,10 @@ int gl_export_perfetto(FILE *f, struct gl_perfetto_view *v)
     gl_jw_str(&j, "name", r->cmdline);
     gl_jw_end(&j);
     gl_jw_end(&j);
+    if (v->points_seen > v->npoints)
+        fprintf(stderr, "gpuledger export: perfetto: %zu of %zu counter points kept, each track's lowest, highest"
+                " and last in each of %zu time buckets, so every peak is exact (--counter-buckets all keeps every"
+                " one)\n", v->npoints, v->points_seen, v->buckets);
     int rc = counters(&j, v);
     slices(&j, v);
     instants(&j, r, &v->stacks);

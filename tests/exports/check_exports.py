@@ -248,8 +248,48 @@ def annotations(db):
     return n.get("mark", 0), n.get("range_push", 0), fails
 
 
+def track_points(trace):
+    """Each counter track's points, in order: (ts, bytes)."""
+    tracks = {}
+    for e in trace["traceEvents"]:
+        if e["ph"] == "C":
+            tracks.setdefault(e["name"], []).append((e["ts"], e["args"]["bytes"]))
+    return tracks
+
+
+def check_perfetto_cut(db, name, full):
+    """The default trace cuts each counter track to 2000 time buckets (and
+    --counter-buckets 3 to 3): each track keeps its exact highest and lowest
+    value with the time of its first highest point, its last value, and at
+    most 3 points a bucket, a subsequence of the full track."""
+    whole = track_points(full)
+    for buckets in (None, 3):
+        argv = [GL, "export", "--format", "perfetto"] + (["--counter-buckets", str(buckets)] if buckets else []) + [db]
+        r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        check(r.returncode == 0, "%s: perfetto %s exit %d" % (name, argv, r.returncode))
+        cut = track_points(json.loads(r.stdout))
+        n, kept = sum(len(v) for v in whole.values()), sum(len(v) for v in cut.values())
+        check(set(cut) == set(whole), "%s: --counter-buckets %s keeps every track" % (name, buckets))
+        for t, pts in whole.items():
+            got = cut.get(t, [])
+            hi = max(b for _, b in pts)
+            check(max(b for _, b in got) == hi and min(b for _, b in got) == min(b for _, b in pts) and
+                  got[-1] == pts[-1] and next(p for p in got if p[1] == hi) == next(p for p in pts if p[1] == hi),
+                  "%s: --counter-buckets %s: %s keeps its exact peak, low and end" % (name, buckets, t))
+            it = iter(pts)
+            check(all(p in it for p in got) and len(got) <= 3 * (buckets or 2000),
+                  "%s: --counter-buckets %s: %s is a subsequence of the full track" % (name, buckets, t))
+        note = "%d of %d counter points kept" % (kept, n)
+        check((note in r.stderr.decode()) == (kept < n),
+              "%s: --counter-buckets %s: the note says what was cut (%d of %d): %r" % (name, buckets, kept, n,
+                                                                                       r.stderr.decode()))
+        if buckets == 3:
+            check(kept < n or n <= 3 * len(whole), "%s: 3 buckets cut the counters (%d of %d)" % (name, kept, n))
+
+
 def check_perfetto(db, name, schema):
-    trace = json.loads(run(GL, "export", "--format", "perfetto", db))
+    trace = json.loads(run(GL, "export", "--format", "perfetto", "--counter-buckets", "all", db))
+    check_perfetto_cut(db, name, trace)
     try:
         jsonschema.validate(trace, schema)
         print("%s: perfetto trace valid against the trace-event schema (%d events)" % (name, len(trace["traceEvents"])))
@@ -292,7 +332,7 @@ def check_perfetto_tensors(db, name):
     """A --torch blocks run: the counters are the report's ledger (tensors
     by category, the allocator's rest as allocator_cache) at its peak."""
     rep = report(db)
-    trace = json.loads(run(GL, "export", "--format", "perfetto", db))
+    trace = json.loads(run(GL, "export", "--format", "perfetto", "--counter-buckets", "all", db))
     for d in rep["devices"]:
         want = {}
         for g in d["peak"]["ledger"]:

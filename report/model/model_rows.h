@@ -1,0 +1,45 @@
+/* model_rows.h — the rows of event_log in seq order, for the load's one
+ * scan. A schema 4 database whose event_log is the view its recorder made
+ * is read from the two tables under it: event_rows in order, each row's
+ * context (thread, API, stream, pool, result) looked up in event_contexts
+ * loaded once into an array by id. Any other database (schemas 1 to 3, a
+ * view someone changed, context ids too sparse for an array) is read
+ * through event_log. Both give the same values column by column. */
+#ifndef GL_MODEL_ROWS_H
+#define GL_MODEL_ROWS_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* event_log's columns, in its order */
+enum {
+    GL_COL_SEQ, GL_COL_TS, GL_COL_TID, GL_COL_OP, GL_COL_API, GL_COL_KIND, GL_COL_DEVICE, GL_COL_STREAM,
+    GL_COL_POOL, GL_COL_ADDR, GL_COL_SIZE, GL_COL_RESULT, GL_COL_STACK, GL_COL_REF, GL_COL_AUX, GL_COL_RANGE,
+    GL_COL_COUNT
+};
+
+struct gl_ctx_row; /* model_rows.c */
+
+struct gl_rows {
+    sqlite3_stmt *st;
+    sqlite3_stmt *one;         /* a context the array lacks, by id */
+    int direct;                /* reading event_rows and the contexts' array */
+    struct gl_ctx_row *ctx;    /* by id (direct) */
+    size_t nctx;
+    int64_t v[GL_COL_COUNT];   /* the current row, each column as sqlite3_column_int64 reads it */
+    int ref_null;              /* its ref_seq is NULL */
+};
+
+/* Whether event_log is schema 4's view over event_rows and event_contexts. */
+int gl_rows_direct_ok(sqlite3 *db);
+/* The table holding seq and ts_ns of every row: "event_rows" where
+ * gl_rows_direct_ok, else "event_log". */
+const char *gl_rows_table(sqlite3 *db);
+/* Start the scan: SQLITE_OK, or an SQLite error code (sqlite3_errmsg says). */
+int gl_rows_open(struct gl_rows *g, sqlite3 *db);
+/* The next row into g->v: SQLITE_ROW, SQLITE_DONE, or an error code. */
+int gl_rows_next(struct gl_rows *g);
+void gl_rows_close(struct gl_rows *g);
+
+#endif
