@@ -1,0 +1,219 @@
+/* fold.c — see fold.h. */
+#include "fold.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gl_event.h"
+
+int gl_fold_open(struct gl_fold *f, struct gl_wdb *w, unsigned long long budget)
+{
+    memset(f, 0, sizeof *f);
+    f->w = w;
+    f->budget = budget;
+    f->width = 1;
+    gl_u64map_init(&f->agg_idx);
+    return gl_wdb_prepare(w, &f->ins,
+                          "INSERT INTO step_stacks(step_lo, step_hi, context, free_context, kind, stack_id,"
+                          " pairs, bytes) VALUES(?,?,?,?,?,?,?,?)");
+}
+
+void gl_fold_close(struct gl_fold *f)
+{
+    sqlite3_stmt **const sts[] = {&f->ins};
+    gl_wdb_finalize(sts, 1);
+    gl_u64map_free(&f->agg_idx);
+    free(f->aggs);
+    free(f->flags);
+    f->aggs = NULL;
+    f->flags = NULL;
+}
+
+int gl_fold_full(const struct gl_fold *f, int peak_raised, int growth_starts, int final)
+{
+    if (f->keep || peak_raised)
+        return 1; /* the answers themselves: always, whatever the budget */
+    if (f->level > 0)
+        return 0;
+    return final || growth_starts || f->step < GL_FOLD_FIRST_STEPS;
+}
+
+/* Count one folded pair in the bucket in progress. */
+static int agg_add(struct gl_fold *f, const struct gl_row *a, const struct gl_row *fr)
+{
+    struct gl_fold_agg k = {a->v[2], fr->v[2], a->v[4], a->null & (1u << 8) ? 0 : a->v[8], 0, 0};
+    uint64_t h = gl_hash64((uint64_t)k.stack_id * 0x9e3779b97f4a7c15ULL ^ (uint64_t)k.ctx << 32 ^
+                           (uint64_t)k.free_ctx << 8 ^ (uint64_t)k.kind),
+             pos;
+    while (gl_u64map_get(&f->agg_idx, h, &pos)) {
+        struct gl_fold_agg *g = &f->aggs[pos];
+        if (g->ctx == k.ctx && g->free_ctx == k.free_ctx && g->kind == k.kind && g->stack_id == k.stack_id) {
+            g->pairs++;
+            g->bytes += (uint64_t)a->v[7];
+            return 0;
+        }
+        h++;
+    }
+    if (f->naggs == f->aggs_cap) {
+        size_t nc = f->aggs_cap ? f->aggs_cap * 2 : 256;
+        struct gl_fold_agg *na = realloc(f->aggs, nc * sizeof *na);
+        if (!na)
+            return gl_wdb_fail(f->w, "folding a step: out of memory");
+        f->aggs = na;
+        f->aggs_cap = nc;
+    }
+    k.pairs = 1;
+    k.bytes = (uint64_t)a->v[7];
+    f->aggs[f->naggs] = k;
+    return gl_u64map_put(&f->agg_idx, h, f->naggs++) ? gl_wdb_fail(f->w, "folding a step: out of memory") : 0;
+}
+
+/* Write the bucket's aggregates (steps bucket_lo .. step_hi). */
+static int agg_flush(struct gl_fold *f, uint64_t step_hi)
+{
+    int rc = 0;
+    for (size_t i = 0; i < f->naggs && !rc; i++) {
+        const struct gl_fold_agg *g = &f->aggs[i];
+        sqlite3_stmt *st = f->ins;
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)f->bucket_lo);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)step_hi);
+        sqlite3_bind_int64(st, 3, g->ctx);
+        sqlite3_bind_int64(st, 4, g->free_ctx);
+        sqlite3_bind_int64(st, 5, g->kind);
+        if (g->stack_id)
+            sqlite3_bind_int64(st, 6, g->stack_id);
+        else
+            sqlite3_bind_null(st, 6);
+        sqlite3_bind_int64(st, 7, (sqlite3_int64)g->pairs);
+        sqlite3_bind_int64(st, 8, (sqlite3_int64)g->bytes);
+        rc = gl_wdb_step(f->w, st, "writing step aggregates");
+        f->agg_rows++;
+    }
+    f->naggs = 0;
+    gl_u64map_free(&f->agg_idx);
+    gl_u64map_init(&f->agg_idx);
+    return rc;
+}
+
+/* Write every held row (level 2: only the annotations, the rest counted). */
+static int write_all(struct gl_fold *f, struct gl_rows *r, int dropping)
+{
+    int rc = 0;
+    for (size_t i = 0; i < r->nheld && !rc; i++) {
+        if (dropping && !gl_op_is_annotation((int)r->held[i].v[3])) {
+            f->rows_dropped++;
+            continue;
+        }
+        rc = gl_rows_put(r, &r->held[i]);
+    }
+    r->nheld = 0;
+    return rc;
+}
+
+enum { PINNED = 1, FOLDED = 2 };
+
+/* Fold the held rows: pairs made and freed among them, named by no other
+ * row, become aggregates; the rest is written. */
+static int fold_held(struct gl_fold *f, struct gl_rows *r)
+{
+    size_t n = r->nheld;
+    if (n > f->flags_cap) {
+        uint8_t *nf = realloc(f->flags, n);
+        if (!nf)
+            return write_all(f, r, 0);
+        f->flags = nf;
+        f->flags_cap = n;
+    }
+    memset(f->flags, 0, n);
+    const int64_t base = r->held[0].v[0];
+    const struct gl_row *h = r->held;
+    /* rows the held ones hold; the seqs held are base .. base + n - 1 */
+    for (size_t i = 0; i < n; i++) {
+        if (h[i].null & (1u << 9))
+            continue;
+        int64_t j = h[i].v[9] - base;
+        if (j < 0 || (size_t)j >= n)
+            continue;
+        if (!gl_op_is_free((int)h[i].v[3]) || !gl_op_is_alloc((int)h[j].v[3]) || (f->flags[j] & FOLDED))
+            f->flags[j] |= PINNED; /* named by a tag, a completion, a second end: kept */
+        else
+            f->flags[j] |= FOLDED; /* for now: its end is held too */
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (h[i].null & (1u << 9) || !gl_op_is_free((int)h[i].v[3]))
+            continue;
+        int64_t j = h[i].v[9] - base;
+        if (j < 0 || (size_t)j >= n || f->flags[j] != FOLDED || f->flags[i] & PINNED)
+            continue;
+        if (agg_add(f, &h[j], &h[i]))
+            return -1;
+        f->flags[i] = FOLDED | 4; /* 4: the end of a folded pair */
+        f->flags[j] = FOLDED | 4;
+        f->pairs_folded++;
+    }
+    int rc = 0, dropping = f->level > 1;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (f->flags[i] & 4)
+            continue;
+        if (dropping && !gl_op_is_annotation((int)h[i].v[3])) {
+            f->rows_dropped++;
+            continue;
+        }
+        rc = gl_rows_put(r, &h[i]);
+    }
+    r->nheld = 0;
+    return rc;
+}
+
+int gl_fold_overflow(struct gl_fold *f, struct gl_rows *r)
+{
+    f->steps_overflowed++;
+    f->keep = 1; /* the step's rest with it: a step too big to hold is written whole */
+    return write_all(f, r, 0);
+}
+
+int gl_fold_step_end(struct gl_fold *f, struct gl_rows *r, uint64_t peak_sig, uint64_t live, int final)
+{
+    int rose = live > f->prev_live;
+    int growth_starts = f->step > 0 && rose && !f->prev_rose;
+    int full = gl_fold_full(f, peak_sig != f->peak_sig, growth_starts, final);
+    int rc = 0;
+    if (r->nheld)
+        rc = full ? write_all(f, r, 0) : fold_held(f, r);
+    if (full)
+        f->steps_full++;
+    else
+        f->steps_folded++;
+    f->prev_rose = rose;
+    f->prev_live = live;
+    f->peak_sig = peak_sig;
+    f->keep = 0;
+    f->step++;
+    if (!rc && (final || f->step - f->bucket_lo >= f->width)) {
+        rc = agg_flush(f, f->step - 1);
+        f->bucket_lo = f->step;
+        if (++f->buckets_at_width >= GL_FOLD_BUCKETS) {
+            f->width *= 2;
+            f->buckets_at_width = 0;
+        }
+    }
+    return rc;
+}
+
+int gl_fold_measure(struct gl_fold *f)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(f->w->db, "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size",
+                           -1, &st, NULL) != SQLITE_OK)
+        return gl_wdb_fail(f->w, "measuring the database");
+    if (sqlite3_step(st) == SQLITE_ROW)
+        f->used = (uint64_t)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    int level = f->used >= f->budget ? 2 : f->used >= f->budget / 100 * GL_FOLD_TIGHT_PERCENT ? 1 : 0;
+    if (level > f->level) { /* coarser aggregates from here */
+        f->width *= 2;
+        f->buckets_at_width = 0;
+        f->level = level;
+    }
+    return 0;
+}
