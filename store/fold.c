@@ -15,13 +15,16 @@ int gl_fold_open(struct gl_fold *f, struct gl_wdb *w, unsigned long long budget)
     gl_u64map_init(&f->agg_idx);
     return gl_wdb_prepare(w, &f->ins,
                           "INSERT INTO step_stacks(step_lo, step_hi, context, free_context, kind, stack_id,"
-                          " pairs, bytes) VALUES(?,?,?,?,?,?,?,?)");
+                          " pairs, bytes) VALUES(?,?,?,?,?,?,?,?)") ||
+           gl_wdb_prepare(w, &f->del, "DELETE FROM event_rows WHERE seq = ?");
 }
 
 void gl_fold_close(struct gl_fold *f)
 {
-    sqlite3_stmt **const sts[] = {&f->ins};
-    gl_wdb_finalize(sts, 1);
+    sqlite3_stmt **const sts[] = {&f->ins, &f->del};
+    gl_wdb_finalize(sts, 2);
+    free(f->win);
+    f->win = NULL;
     gl_u64map_free(&f->agg_idx);
     free(f->aggs);
     free(f->flags);
@@ -110,24 +113,24 @@ static int write_all(struct gl_fold *f, struct gl_rows *r, int dropping)
     return rc;
 }
 
-enum { PINNED = 1, FOLDED = 2 };
+enum { PINNED = 1, FOLDED = 2, PAIRED = 4 };
 
-/* Fold the held rows: pairs made and freed among them, named by no other
- * row, become aggregates; the rest is written. */
-static int fold_held(struct gl_fold *f, struct gl_rows *r)
+/* Mark the pairs among the held rows: allocations made and freed among
+ * them that no other row names (flags PAIRED, on both rows); the seqs held
+ * are held[0].seq .. + n - 1. 0, or -1 out of memory. */
+static int find_pairs(struct gl_fold *f, const struct gl_rows *r)
 {
     size_t n = r->nheld;
     if (n > f->flags_cap) {
         uint8_t *nf = realloc(f->flags, n);
         if (!nf)
-            return write_all(f, r, 0);
+            return -1;
         f->flags = nf;
         f->flags_cap = n;
     }
     memset(f->flags, 0, n);
     const int64_t base = r->held[0].v[0];
     const struct gl_row *h = r->held;
-    /* rows the held ones hold; the seqs held are base .. base + n - 1 */
     for (size_t i = 0; i < n; i++) {
         if (h[i].null & (1u << 9))
             continue;
@@ -145,16 +148,28 @@ static int fold_held(struct gl_fold *f, struct gl_rows *r)
         int64_t j = h[i].v[9] - base;
         if (j < 0 || (size_t)j >= n || f->flags[j] != FOLDED || f->flags[i] & PINNED)
             continue;
-        if (agg_add(f, &h[j], &h[i]))
-            return -1;
-        f->flags[i] = FOLDED | 4; /* 4: the end of a folded pair */
-        f->flags[j] = FOLDED | 4;
-        f->pairs_folded++;
+        f->flags[i] = PAIRED;
+        f->flags[j] = PAIRED;
     }
+    return 0;
+}
+
+/* Fold the held rows: the pairs become aggregates; the rest is written. */
+static int fold_held(struct gl_fold *f, struct gl_rows *r)
+{
+    if (find_pairs(f, r))
+        return write_all(f, r, 0);
+    const int64_t base = r->held[0].v[0];
+    const struct gl_row *h = r->held;
     int rc = 0, dropping = f->level > 1;
-    for (size_t i = 0; i < n && !rc; i++) {
-        if (f->flags[i] & 4)
+    for (size_t i = 0; i < r->nheld && !rc; i++) {
+        if (f->flags[i] & PAIRED) {
+            if (gl_op_is_free((int)h[i].v[3])) {
+                rc = agg_add(f, &h[h[i].v[9] - base], &h[i]);
+                f->pairs_folded++;
+            }
             continue;
+        }
         if (dropping && !gl_op_is_annotation((int)h[i].v[3])) {
             f->rows_dropped++;
             continue;
@@ -163,6 +178,83 @@ static int fold_held(struct gl_fold *f, struct gl_rows *r)
     }
     r->nheld = 0;
     return rc;
+}
+
+/* The last peak's window is no longer the peak: its pairs' rows are
+ * deleted and counted as aggregates of its step (rows of their own). */
+static int drop_window(struct gl_fold *f, struct gl_rows *r)
+{
+    if (!f->nwin)
+        return 0;
+    int rc = gl_rows_flush(r); /* its last rows may still wait in the batch */
+    for (size_t i = 0; i < f->nwin && !rc; i++)
+        for (int k = 0; k < 2 && !rc; k++) {
+            sqlite3_bind_int64(f->del, 1, k ? f->win[i].seq_free : f->win[i].seq_alloc);
+            rc = gl_wdb_step(f->w, f->del, "dropping an old peak's window");
+        }
+    /* its aggregates: a bucket of one step, written at once */
+    struct gl_fold_agg *keep = f->aggs;
+    size_t keep_n = f->naggs, keep_cap = f->aggs_cap;
+    struct gl_u64map keep_idx = f->agg_idx;
+    uint64_t keep_lo = f->bucket_lo;
+    f->aggs = NULL;
+    f->naggs = f->aggs_cap = 0;
+    gl_u64map_init(&f->agg_idx);
+    f->bucket_lo = f->win_step;
+    for (size_t i = 0; i < f->nwin && !rc; i++) {
+        struct gl_row a = {{0}, 0}, fr = {{0}, 0};
+        a.v[2] = f->win[i].agg.ctx;
+        a.v[4] = f->win[i].agg.kind;
+        a.v[7] = (int64_t)f->win[i].agg.bytes;
+        a.v[8] = f->win[i].agg.stack_id;
+        a.null = f->win[i].agg.stack_id ? 0 : 1u << 8;
+        fr.v[2] = f->win[i].agg.free_ctx;
+        rc = agg_add(f, &a, &fr);
+    }
+    if (!rc)
+        rc = agg_flush(f, f->win_step);
+    free(f->aggs);
+    gl_u64map_free(&f->agg_idx);
+    f->aggs = keep;
+    f->naggs = keep_n;
+    f->aggs_cap = keep_cap;
+    f->agg_idx = keep_idx;
+    f->bucket_lo = keep_lo;
+    f->pairs_folded += f->nwin;
+    f->windows_dropped++;
+    f->nwin = 0;
+    return rc;
+}
+
+/* A step written in full only because it raised the peak: remember its
+ * pairs, to drop them when a later step raises the peak again. */
+static int remember_window(struct gl_fold *f, const struct gl_rows *r)
+{
+    f->nwin = 0;
+    f->win_step = f->step;
+    if (find_pairs(f, r))
+        return 0; /* out of memory: the window stays for good */
+    const int64_t base = r->held[0].v[0];
+    const struct gl_row *h = r->held;
+    for (size_t i = 0; i < r->nheld; i++) {
+        if (!(f->flags[i] & PAIRED) || !gl_op_is_free((int)h[i].v[3]))
+            continue;
+        if (f->nwin == f->win_cap) {
+            size_t nc = f->win_cap ? f->win_cap * 2 : 256;
+            struct gl_fold_win *nw = realloc(f->win, nc * sizeof *nw);
+            if (!nw)
+                return 0;
+            f->win = nw;
+            f->win_cap = nc;
+        }
+        const struct gl_row *a = &h[h[i].v[9] - base];
+        struct gl_fold_win *w = &f->win[f->nwin++];
+        w->seq_alloc = a->v[0];
+        w->seq_free = h[i].v[0];
+        w->agg = (struct gl_fold_agg){a->v[2], h[i].v[2], a->v[4], a->null & (1u << 8) ? 0 : a->v[8], 1,
+                                      (uint64_t)a->v[7]};
+    }
+    return 0;
 }
 
 int gl_fold_overflow(struct gl_fold *f, struct gl_rows *r)
@@ -176,9 +268,16 @@ int gl_fold_step_end(struct gl_fold *f, struct gl_rows *r, uint64_t peak_sig, ui
 {
     int rose = live > f->prev_live;
     int growth_starts = f->step > 0 && rose && !f->prev_rose;
-    int full = gl_fold_full(f, peak_sig != f->peak_sig, growth_starts, final);
+    int raised = peak_sig != f->peak_sig;
+    int full = gl_fold_full(f, raised, growth_starts, final);
     int rc = 0;
-    if (r->nheld)
+    if (raised) /* the last peak's window is not the peak's any more */
+        rc = drop_window(f, r);
+    /* a window kept only for being the peak's: dropped if it stops being */
+    int only_peak = raised && !gl_fold_full(f, 0, growth_starts, final);
+    if (!rc && r->nheld && only_peak)
+        rc = remember_window(f, r);
+    if (!rc && r->nheld)
         rc = full ? write_all(f, r, 0) : fold_held(f, r);
     if (full)
         f->steps_full++;

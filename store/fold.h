@@ -5,7 +5,9 @@
  * live bytes start to grow, or is the last — or folded: each allocation
  * made and freed inside the step (a pair no other row names) becomes a
  * count in step_stacks (per stack, kind and contexts of the allocation and
- * the free) and only the rest is written. Aggregates of GL_FOLD_BUCKETS
+ * the free) and only the rest is written. A step kept only because it
+ * raised the peak loses its pairs' rows (deleted, then aggregated) when a
+ * later step raises the peak again. Aggregates of GL_FOLD_BUCKETS
  * buckets of `width` steps, then twice as wide; near the budget the windows
  * narrow to the peaks and failures, past it rows outside them are dropped
  * and counted. Every figure goes to meta (budget_*). Writer thread only. */
@@ -29,9 +31,15 @@ struct gl_fold_agg {
     uint64_t pairs, bytes;
 };
 
+/* a pair of the last peak's window: its rows, and what it adds up to */
+struct gl_fold_win {
+    int64_t seq_alloc, seq_free;
+    struct gl_fold_agg agg;
+};
+
 struct gl_fold {
     struct gl_wdb *w;
-    sqlite3_stmt *ins;
+    sqlite3_stmt *ins, *del;
     unsigned long long budget; /* bytes; 0: no budget (nothing here is used) */
     uint64_t step;             /* steps ended so far (the step in progress, 0-based) */
     uint64_t marks;            /* marks seen (none: steps are GL_FOLD_PSEUDO_STEP rows) */
@@ -42,10 +50,14 @@ struct gl_fold {
     size_t naggs, aggs_cap;
     struct gl_u64map agg_idx;
     uint64_t bucket_lo, width, buckets_at_width;
+    struct gl_fold_win *win;   /* the last peak's window, while only the peak keeps it */
+    size_t nwin, win_cap;
+    uint64_t win_step;
     uint8_t *flags;
     size_t flags_cap;
     /* what was done, for meta */
-    uint64_t used, steps_full, steps_folded, steps_overflowed, pairs_folded, rows_dropped, agg_rows;
+    uint64_t used, steps_full, steps_folded, steps_overflowed, pairs_folded, rows_dropped, agg_rows,
+        windows_dropped;
 };
 
 int gl_fold_open(struct gl_fold *f, struct gl_wdb *w, unsigned long long budget);

@@ -306,7 +306,7 @@ static int budget_meta(struct gl_store *s)
               {"budget_steps_folded", f->steps_folded}, {"budget_steps_overflowed", f->steps_overflowed},
               {"budget_pairs_folded", f->pairs_folded}, {"budget_rows_dropped", f->rows_dropped},
               {"budget_aggregate_rows", f->agg_rows},   {"budget_aggregate_width", f->width},
-              {"budget_level", (uint64_t)f->level}};
+              {"budget_windows_dropped", f->windows_dropped}, {"budget_level", (uint64_t)f->level}};
     for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) {
         char num[24];
         snprintf(num, sizeof num, "%llu", (unsigned long long)kv[i].v);
