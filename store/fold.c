@@ -16,13 +16,15 @@ int gl_fold_open(struct gl_fold *f, struct gl_wdb *w, unsigned long long budget)
     return gl_wdb_prepare(w, &f->ins,
                           "INSERT INTO step_stacks(step_lo, step_hi, context, free_context, kind, stack_id,"
                           " pairs, bytes) VALUES(?,?,?,?,?,?,?,?)") ||
-           gl_wdb_prepare(w, &f->del, "DELETE FROM event_rows WHERE seq = ?");
+           gl_wdb_prepare(w, &f->del, "DELETE FROM event_rows WHERE seq = ?") ||
+           gl_wdb_prepare(w, &f->ins_win, "INSERT OR REPLACE INTO step_windows(step, why) VALUES(?, ?)") ||
+           gl_wdb_prepare(w, &f->del_win, "DELETE FROM step_windows WHERE step = ?");
 }
 
 void gl_fold_close(struct gl_fold *f)
 {
-    sqlite3_stmt **const sts[] = {&f->ins, &f->del};
-    gl_wdb_finalize(sts, 2);
+    sqlite3_stmt **const sts[] = {&f->ins, &f->del, &f->ins_win, &f->del_win};
+    gl_wdb_finalize(sts, 4);
     free(f->win);
     f->win = NULL;
     gl_u64map_free(&f->agg_idx);
@@ -220,8 +222,14 @@ static int drop_window(struct gl_fold *f, struct gl_rows *r)
     f->aggs_cap = keep_cap;
     f->agg_idx = keep_idx;
     f->bucket_lo = keep_lo;
+    if (!rc) {
+        sqlite3_bind_int64(f->del_win, 1, (sqlite3_int64)f->win_step);
+        rc = gl_wdb_step(f->w, f->del_win, "dropping an old peak's window");
+    }
     f->pairs_folded += f->nwin;
     f->windows_dropped++;
+    f->steps_full--;
+    f->steps_folded++;
     f->nwin = 0;
     return rc;
 }
@@ -260,7 +268,7 @@ static int remember_window(struct gl_fold *f, const struct gl_rows *r)
 int gl_fold_overflow(struct gl_fold *f, struct gl_rows *r)
 {
     f->steps_overflowed++;
-    f->keep = 1; /* the step's rest with it: a step too big to hold is written whole */
+    f->keep = f->overflowed = 1; /* the step's rest with it: a step too big to hold is written whole */
     return write_all(f, r, 0);
 }
 
@@ -279,14 +287,20 @@ int gl_fold_step_end(struct gl_fold *f, struct gl_rows *r, uint64_t peak_sig, ui
         rc = remember_window(f, r);
     if (!rc && r->nheld)
         rc = full ? write_all(f, r, 0) : fold_held(f, r);
-    if (full)
+    if (full) {
         f->steps_full++;
-    else
+        const char *why = f->overflowed ? "overflow" : f->keep ? "failure" : raised ? "peak" : final ? "last" : growth_starts ? "growth" : "first";
+        sqlite3_bind_int64(f->ins_win, 1, (sqlite3_int64)f->step);
+        sqlite3_bind_text(f->ins_win, 2, why, -1, SQLITE_STATIC);
+        if (!rc)
+            rc = gl_wdb_step(f->w, f->ins_win, "writing a step's window");
+    } else {
         f->steps_folded++;
+    }
     f->prev_rose = rose;
     f->prev_live = live;
     f->peak_sig = peak_sig;
-    f->keep = 0;
+    f->keep = f->overflowed = 0;
     f->step++;
     if (!rc && (final || f->step - f->bucket_lo >= f->width)) {
         rc = agg_flush(f, f->step - 1);

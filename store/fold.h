@@ -39,13 +39,13 @@ struct gl_fold_win {
 
 struct gl_fold {
     struct gl_wdb *w;
-    sqlite3_stmt *ins, *del;
+    sqlite3_stmt *ins, *del, *ins_win, *del_win;
     unsigned long long budget; /* bytes; 0: no budget (nothing here is used) */
     uint64_t step;             /* steps ended so far (the step in progress, 0-based) */
     uint64_t marks;            /* marks seen (none: steps are GL_FOLD_PSEUDO_STEP rows) */
     uint64_t peak_sig;         /* the peaks' sum when the step began */
     uint64_t prev_live;        /* live bytes at the last step's end */
-    int prev_rose, keep, level; /* level: 0 under 80 %, 1 tight, 2 over the budget */
+    int prev_rose, keep, overflowed, level; /* level: 0 under 80 %, 1 tight, 2 over the budget */
     struct gl_fold_agg *aggs;  /* the bucket in progress */
     size_t naggs, aggs_cap;
     struct gl_u64map agg_idx;
