@@ -87,6 +87,10 @@ def first_diff(a, b, path=""):
 
 
 def main():
+    for bad in ("lots", "12X", "1000"):  # not a size; below the smallest budget (1M)
+        r = subprocess.run([GL, "run", "--budget", bad, "true"], capture_output=True, text=True, timeout=60)
+        check(r.returncode == 2 and f"--budget wants a size of at least 1M (e.g. 512M, 1G, 2GiB), not '{bad}'"
+              in r.stderr, f"run --budget {bad}: exit {r.returncode}, {r.stderr!r}")
     with tempfile.TemporaryDirectory() as d:
         # the recorder itself may split a block's free in two events (its
         # completion taken after 200 us, architecture.md): two runs then
