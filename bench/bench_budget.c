@@ -208,7 +208,8 @@ static void answers(const char *path, char *out, size_t sz)
         " AND NOT EXISTS (SELECT 1 FROM event_rows f WHERE f.ref_seq = a.seq)",
         "SELECT 'OOM at ' || group_concat(seq) FROM event_rows WHERE op = 11",
         "SELECT 'live at step ends, summed: ' || total(live) FROM (SELECT op, sum(CASE op WHEN 1 THEN size"
-        " WHEN 2 THEN -size ELSE 0 END) OVER (ORDER BY seq) AS live FROM event_rows) WHERE op = 13",
+        " WHEN 2 THEN -coalesce((SELECT a.size FROM event_rows a WHERE a.seq = e.ref_seq), 0) ELSE 0 END)"
+        " OVER (ORDER BY seq) AS live FROM event_rows e) WHERE op = 13",
     };
     for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
         sqlite3_stmt *st;
