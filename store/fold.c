@@ -26,7 +26,9 @@ void gl_fold_close(struct gl_fold *f)
     sqlite3_stmt **const sts[] = {&f->ins, &f->del, &f->ins_win, &f->del_win};
     gl_wdb_finalize(sts, 4);
     free(f->win);
+    free(f->pend);
     f->win = NULL;
+    f->pend = NULL;
     gl_u64map_free(&f->agg_idx);
     free(f->aggs);
     free(f->flags);
@@ -80,7 +82,7 @@ static int agg_flush(struct gl_fold *f, uint64_t step_hi)
     for (size_t i = 0; i < f->naggs && !rc; i++) {
         const struct gl_fold_agg *g = &f->aggs[i];
         sqlite3_stmt *st = f->ins;
-        sqlite3_bind_int64(st, 1, (sqlite3_int64)f->bucket_lo);
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)(f->bucket_min < f->bucket_lo ? f->bucket_min : f->bucket_lo));
         sqlite3_bind_int64(st, 2, (sqlite3_int64)step_hi);
         sqlite3_bind_int64(st, 3, g->ctx);
         sqlite3_bind_int64(st, 4, g->free_ctx);
@@ -100,29 +102,35 @@ static int agg_flush(struct gl_fold *f, uint64_t step_hi)
     return rc;
 }
 
-/* Write every held row (level 2: only the annotations, the rest counted). */
-static int write_all(struct gl_fold *f, struct gl_rows *r, int dropping)
+/* A set of rows: the held step's or the pending one's. */
+struct rowset {
+    struct gl_row *h;
+    size_t n;
+};
+
+/* Write every row of rs (dropping: past the budget, only the annotations;
+ * the rest counted). */
+static int write_rows(struct gl_fold *f, struct gl_rows *r, struct rowset rs, int dropping)
 {
     int rc = 0;
-    for (size_t i = 0; i < r->nheld && !rc; i++) {
-        if (dropping && !gl_op_is_annotation((int)r->held[i].v[3])) {
+    for (size_t i = 0; i < rs.n && !rc; i++) {
+        if (dropping && !gl_op_is_annotation((int)rs.h[i].v[3])) {
             f->rows_dropped++;
             continue;
         }
-        rc = gl_rows_put(r, &r->held[i]);
+        rc = gl_rows_put(r, &rs.h[i]);
     }
-    r->nheld = 0;
     return rc;
 }
 
 enum { PINNED = 1, FOLDED = 2, PAIRED = 4 };
 
-/* Mark the pairs among the held rows: allocations made and freed among
- * them that no other row names (flags PAIRED, on both rows); the seqs held
- * are held[0].seq .. + n - 1. 0, or -1 out of memory. */
-static int find_pairs(struct gl_fold *f, const struct gl_rows *r)
+/* Mark the pairs among rs's rows: allocations made and freed among them
+ * that no other row names (flags PAIRED, on both rows); the seqs of a set
+ * are rs.h[0].seq .. + n - 1. 0, or -1 out of memory. */
+static int find_pairs(struct gl_fold *f, struct rowset rs)
 {
-    size_t n = r->nheld;
+    size_t n = rs.n;
     if (n > f->flags_cap) {
         uint8_t *nf = realloc(f->flags, n);
         if (!nf)
@@ -131,8 +139,8 @@ static int find_pairs(struct gl_fold *f, const struct gl_rows *r)
         f->flags_cap = n;
     }
     memset(f->flags, 0, n);
-    const int64_t base = r->held[0].v[0];
-    const struct gl_row *h = r->held;
+    const int64_t base = rs.h[0].v[0];
+    const struct gl_row *h = rs.h;
     for (size_t i = 0; i < n; i++) {
         if (h[i].null & (1u << 9))
             continue;
@@ -156,34 +164,45 @@ static int find_pairs(struct gl_fold *f, const struct gl_rows *r)
     return 0;
 }
 
-/* Fold the held rows: the pairs become aggregates; the rest is written. */
-static int fold_held(struct gl_fold *f, struct gl_rows *r)
+/* Fold rs (of step `step`): the pairs become aggregates; the rest is written. */
+static int fold_rows(struct gl_fold *f, struct gl_rows *r, struct rowset rs, uint64_t step)
 {
-    if (find_pairs(f, r))
-        return write_all(f, r, 0);
-    const int64_t base = r->held[0].v[0];
-    const struct gl_row *h = r->held;
+    if (!rs.n)
+        return 0;
+    if (find_pairs(f, rs))
+        return write_rows(f, r, rs, 0);
+    if (step < f->bucket_min)
+        f->bucket_min = step;
+    const int64_t base = rs.h[0].v[0];
     int rc = 0, dropping = f->level > 1;
-    for (size_t i = 0; i < r->nheld && !rc; i++) {
+    for (size_t i = 0; i < rs.n && !rc; i++) {
+        const struct gl_row *h = &rs.h[i];
         if (f->flags[i] & PAIRED) {
-            if (gl_op_is_free((int)h[i].v[3])) {
-                rc = agg_add(f, &h[h[i].v[9] - base], &h[i]);
+            if (gl_op_is_free((int)h->v[3])) {
+                rc = agg_add(f, &rs.h[h->v[9] - base], h);
                 f->pairs_folded++;
             }
             continue;
         }
-        if (dropping && !gl_op_is_annotation((int)h[i].v[3])) {
+        if (dropping && !gl_op_is_annotation((int)h->v[3])) {
             f->rows_dropped++;
             continue;
         }
-        rc = gl_rows_put(r, &h[i]);
+        rc = gl_rows_put(r, h);
     }
-    r->nheld = 0;
     return rc;
 }
 
-/* The last peak's window is no longer the peak: its pairs' rows are
- * deleted and counted as aggregates of its step (rows of their own). */
+static int put_window(struct gl_fold *f, uint64_t step, const char *why)
+{
+    f->steps_full++;
+    sqlite3_bind_int64(f->ins_win, 1, (sqlite3_int64)step);
+    sqlite3_bind_text(f->ins_win, 2, why, -1, SQLITE_STATIC);
+    return gl_wdb_step(f->w, f->ins_win, "writing a step's window");
+}
+
+/* The last written peak window is no longer the peak: its pairs' rows
+ * are deleted and counted in the bucket in progress. */
 static int drop_window(struct gl_fold *f, struct gl_rows *r)
 {
     if (!f->nwin)
@@ -194,15 +213,8 @@ static int drop_window(struct gl_fold *f, struct gl_rows *r)
             sqlite3_bind_int64(f->del, 1, k ? f->win[i].seq_free : f->win[i].seq_alloc);
             rc = gl_wdb_step(f->w, f->del, "dropping an old peak's window");
         }
-    /* its aggregates: a bucket of one step, written at once */
-    struct gl_fold_agg *keep = f->aggs;
-    size_t keep_n = f->naggs, keep_cap = f->aggs_cap;
-    struct gl_u64map keep_idx = f->agg_idx;
-    uint64_t keep_lo = f->bucket_lo;
-    f->aggs = NULL;
-    f->naggs = f->aggs_cap = 0;
-    gl_u64map_init(&f->agg_idx);
-    f->bucket_lo = f->win_step;
+    if (f->win_step < f->bucket_min)
+        f->bucket_min = f->win_step;
     for (size_t i = 0; i < f->nwin && !rc; i++) {
         struct gl_row a = {{0}, 0}, fr = {{0}, 0};
         a.v[2] = f->win[i].agg.ctx;
@@ -213,15 +225,6 @@ static int drop_window(struct gl_fold *f, struct gl_rows *r)
         fr.v[2] = f->win[i].agg.free_ctx;
         rc = agg_add(f, &a, &fr);
     }
-    if (!rc)
-        rc = agg_flush(f, f->win_step);
-    free(f->aggs);
-    gl_u64map_free(&f->agg_idx);
-    f->aggs = keep;
-    f->naggs = keep_n;
-    f->aggs_cap = keep_cap;
-    f->agg_idx = keep_idx;
-    f->bucket_lo = keep_lo;
     if (!rc) {
         sqlite3_bind_int64(f->del_win, 1, (sqlite3_int64)f->win_step);
         rc = gl_wdb_step(f->w, f->del_win, "dropping an old peak's window");
@@ -234,42 +237,69 @@ static int drop_window(struct gl_fold *f, struct gl_rows *r)
     return rc;
 }
 
-/* A step written in full only because it raised the peak: remember its
- * pairs, to drop them when a later step raises the peak again. */
-static int remember_window(struct gl_fold *f, const struct gl_rows *r)
+/* A peak window written: remember its pairs, to drop them if a later step
+ * raises the peak again. */
+static void remember_window(struct gl_fold *f, struct rowset rs, uint64_t step)
 {
     f->nwin = 0;
-    f->win_step = f->step;
-    if (find_pairs(f, r))
-        return 0; /* out of memory: the window stays for good */
-    const int64_t base = r->held[0].v[0];
-    const struct gl_row *h = r->held;
-    for (size_t i = 0; i < r->nheld; i++) {
-        if (!(f->flags[i] & PAIRED) || !gl_op_is_free((int)h[i].v[3]))
+    f->win_step = step;
+    if (!rs.n || find_pairs(f, rs))
+        return; /* out of memory: the window stays for good */
+    const int64_t base = rs.h[0].v[0];
+    for (size_t i = 0; i < rs.n; i++) {
+        const struct gl_row *h = &rs.h[i];
+        if (!(f->flags[i] & PAIRED) || !gl_op_is_free((int)h->v[3]))
             continue;
         if (f->nwin == f->win_cap) {
             size_t nc = f->win_cap ? f->win_cap * 2 : 256;
             struct gl_fold_win *nw = realloc(f->win, nc * sizeof *nw);
-            if (!nw)
-                return 0;
+            if (!nw) {
+                f->nwin = 0;
+                return;
+            }
             f->win = nw;
             f->win_cap = nc;
         }
-        const struct gl_row *a = &h[h[i].v[9] - base];
+        const struct gl_row *a = &rs.h[h->v[9] - base];
         struct gl_fold_win *w = &f->win[f->nwin++];
         w->seq_alloc = a->v[0];
-        w->seq_free = h[i].v[0];
-        w->agg = (struct gl_fold_agg){a->v[2], h[i].v[2], a->v[4], a->null & (1u << 8) ? 0 : a->v[8], 1,
+        w->seq_free = h->v[0];
+        w->agg = (struct gl_fold_agg){a->v[2], h->v[2], a->v[4], a->null & (1u << 8) ? 0 : a->v[8], 1,
                                       (uint64_t)a->v[7]};
     }
-    return 0;
 }
 
 int gl_fold_overflow(struct gl_fold *f, struct gl_rows *r)
 {
     f->steps_overflowed++;
     f->keep = f->overflowed = 1; /* the step's rest with it: a step too big to hold is written whole */
-    return write_all(f, r, 0);
+    int rc = write_rows(f, r, (struct rowset){r->held, r->nheld}, 0);
+    r->nheld = 0;
+    return rc;
+}
+
+/* The pending step (kept only for raising the peak) is settled: folded if
+ * the step after it raised the peak again, else written as the peak's
+ * window. */
+static int settle_pending(struct gl_fold *f, struct gl_rows *r, int superseded)
+{
+    if (!f->has_pending)
+        return 0;
+    struct rowset p = {f->pend, f->npend};
+    int rc;
+    if (superseded) {
+        rc = fold_rows(f, r, p, f->pend_step);
+        f->steps_folded++;
+        f->windows_dropped++;
+    } else {
+        remember_window(f, p, f->pend_step);
+        rc = write_rows(f, r, p, 0);
+        if (!rc)
+            rc = put_window(f, f->pend_step, "peak");
+    }
+    f->npend = 0;
+    f->has_pending = 0;
+    return rc;
 }
 
 int gl_fold_step_end(struct gl_fold *f, struct gl_rows *r, uint64_t peak_sig, uint64_t live, int final)
@@ -278,33 +308,50 @@ int gl_fold_step_end(struct gl_fold *f, struct gl_rows *r, uint64_t peak_sig, ui
     int growth_starts = f->step > 0 && rose && !f->prev_rose;
     int raised = peak_sig != f->peak_sig;
     int full = gl_fold_full(f, raised, growth_starts, final);
-    int rc = 0;
-    if (raised) /* the last peak's window is not the peak's any more */
-        rc = drop_window(f, r);
-    /* a window kept only for being the peak's: dropped if it stops being */
+    /* raised, and nothing else would keep it: held one step more, folded
+     * if the next step raises the peak again (a leak raises it every step) */
     int only_peak = raised && !gl_fold_full(f, 0, growth_starts, final);
-    if (!rc && r->nheld && only_peak)
-        rc = remember_window(f, r);
-    if (!rc && r->nheld)
-        rc = full ? write_all(f, r, 0) : fold_held(f, r);
-    if (full) {
-        f->steps_full++;
-        const char *why = f->overflowed ? "overflow" : f->keep ? "failure" : raised ? "peak" : final ? "last" : growth_starts ? "growth" : "first";
-        sqlite3_bind_int64(f->ins_win, 1, (sqlite3_int64)f->step);
-        sqlite3_bind_text(f->ins_win, 2, why, -1, SQLITE_STATIC);
+    int rc = settle_pending(f, r, raised);
+    if (!rc && raised) /* a written peak window is not the peak's any more */
+        rc = drop_window(f, r);
+    struct rowset h = {r->held, r->nheld};
+    if (!rc && only_peak) {
+        struct gl_row *t = f->pend; /* the held rows become the pending ones */
+        size_t tc = f->pend_cap;
+        f->pend = r->held;
+        f->pend_cap = r->held_cap;
+        f->npend = r->nheld;
+        r->held = t;
+        r->held_cap = tc;
+        f->pend_step = f->step;
+        f->has_pending = 1;
+    } else if (!rc && full) {
+        const char *why = f->overflowed ? "overflow" : f->keep ? "failure" : raised ? "peak" : final ? "last"
+                          : growth_starts ? "growth" : "first";
+        rc = write_rows(f, r, h, 0); /* kept for good: a failure's, a first, growth or last step */
         if (!rc)
-            rc = gl_wdb_step(f->w, f->ins_win, "writing a step's window");
-    } else {
+            rc = put_window(f, f->step, why);
+    } else if (!rc) {
+        rc = fold_rows(f, r, h, f->step);
         f->steps_folded++;
+    }
+    r->nheld = 0;
+    if (!r->held) { /* the first pending step: a buffer for the next step's rows */
+        r->held_cap = 4096;
+        r->held = malloc(r->held_cap * sizeof *r->held);
+        if (!r->held)
+            rc = gl_wdb_fail(f->w, "holding a step's rows: out of memory");
     }
     f->prev_rose = rose;
     f->prev_live = live;
     f->peak_sig = peak_sig;
     f->keep = f->overflowed = 0;
     f->step++;
+    if (!rc && final)
+        rc = settle_pending(f, r, 0);
     if (!rc && (final || f->step - f->bucket_lo >= f->width)) {
         rc = agg_flush(f, f->step - 1);
-        f->bucket_lo = f->step;
+        f->bucket_lo = f->bucket_min = f->step;
         if (++f->buckets_at_width >= GL_FOLD_BUCKETS) {
             f->width *= 2;
             f->buckets_at_width = 0;

@@ -6,8 +6,9 @@
  * made and freed inside the step (a pair no other row names) becomes a
  * count in step_stacks (per stack, kind and contexts of the allocation and
  * the free) and only the rest is written. A step kept only because it
- * raised the peak loses its pairs' rows (deleted, then aggregated) when a
- * later step raises the peak again. Aggregates of GL_FOLD_BUCKETS
+ * raised the peak is held one step more and folded if the next step raises
+ * the peak again (a leak raises it every step); once written, it loses its
+ * pairs' rows (deleted, then aggregated) when a later step raises it. Aggregates of GL_FOLD_BUCKETS
  * buckets of `width` steps, then twice as wide; near the budget the windows
  * narrow to the peaks and failures, past it rows outside them are dropped
  * and counted. Every figure goes to meta (budget_*). Writer thread only. */
@@ -49,7 +50,11 @@ struct gl_fold {
     struct gl_fold_agg *aggs;  /* the bucket in progress */
     size_t naggs, aggs_cap;
     struct gl_u64map agg_idx;
-    uint64_t bucket_lo, width, buckets_at_width;
+    uint64_t bucket_lo, bucket_min, width, buckets_at_width; /* bucket_min: an older step folded into it */
+    struct gl_row *pend;       /* a step kept only for raising the peak, held one step more */
+    size_t npend, pend_cap;
+    uint64_t pend_step;
+    int has_pending;
     struct gl_fold_win *win;   /* the last peak's window, while only the peak keeps it */
     size_t nwin, win_cap;
     uint64_t win_step;

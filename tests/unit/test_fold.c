@@ -161,8 +161,9 @@ static void test_steps(void **state)
     sqlite3_close(db);
 }
 
-/* A step kept only for its peak loses its pairs' rows when a later step
- * raises the peak again; they become aggregates of their own step. */
+/* A step kept only for its peak is held one step more: folded when the
+ * next step raises the peak again (3 by 4, 4 by 5), written when it does
+ * not (5). */
 static void test_old_peak_dropped(void **state)
 {
     (void)state;
