@@ -46,17 +46,14 @@ int gl_rows_hold(struct gl_rows *r)
            gl_wdb_prepare(r->w, &r->ins_one, "INSERT INTO event_rows(" COLUMNS_SEQ ") VALUES" VALUES_SEQ);
 }
 
-int gl_rows_held_push(struct gl_rows *r, const struct gl_row *row)
+int gl_rows_held_grow(struct gl_rows *r)
 {
-    if (r->nheld == r->held_cap) {
-        size_t nc = r->held_cap * 2;
-        struct gl_row *nh = realloc(r->held, nc * sizeof *nh);
-        if (!nh)
-            return gl_wdb_fail(r->w, "holding a step's rows: out of memory");
-        r->held = nh;
-        r->held_cap = nc;
-    }
-    r->held[r->nheld++] = *row;
+    size_t nc = r->held_cap * 2;
+    struct gl_row *nh = realloc(r->held, nc * sizeof *nh);
+    if (!nh)
+        return gl_wdb_fail(r->w, "holding a step's rows: out of memory");
+    r->held = nh;
+    r->held_cap = nc;
     return 0;
 }
 

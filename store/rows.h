@@ -48,8 +48,8 @@ int gl_rows_open(struct gl_rows *r, struct gl_wdb *w);
 int gl_rows_hold(struct gl_rows *r);
 /* Write one row (held, or as it comes); 0 or -1. */
 int gl_rows_put(struct gl_rows *r, const struct gl_row *row);
-/* Append a row to the held ones (-1: out of memory). */
-int gl_rows_held_push(struct gl_rows *r, const struct gl_row *row);
+/* Room for one more held row (-1: out of memory). */
+int gl_rows_held_grow(struct gl_rows *r);
 /* Write the rows collected so far. */
 int gl_rows_flush(struct gl_rows *r);
 void gl_rows_close(struct gl_rows *r);
@@ -67,8 +67,10 @@ static inline int gl_rows_add(struct gl_rows *r, const struct gl_event *ev, int 
             *seq_out = 0;
         return -1;
     }
+    if (r->held && r->nheld == r->held_cap && gl_rows_held_grow(r))
+        return -1;
     uint64_t seq = r->next_seq++;
-    struct gl_row held_row, *out = r->held ? &held_row : &r->batch[r->n];
+    struct gl_row *out = r->held ? &r->held[r->nheld] : &r->batch[r->n];
     int64_t *v = out->v;
     v[0] = (int64_t)seq;
     v[1] = (int64_t)ev->ts_ns;
@@ -87,8 +89,10 @@ static inline int gl_rows_add(struct gl_rows *r, const struct gl_event *ev, int 
     r->count++;
     if (seq_out)
         *seq_out = seq;
-    if (r->held)
-        return gl_rows_held_push(r, out);
+    if (r->held) {
+        r->nheld++;
+        return 0;
+    }
     r->n++;
     return r->n == GL_ROW_BATCH ? gl_rows_flush(r) : 0;
 }
