@@ -67,8 +67,11 @@ static inline int gl_rows_add(struct gl_rows *r, const struct gl_event *ev, int 
             *seq_out = 0;
         return -1;
     }
-    if (r->held && r->nheld == r->held_cap && gl_rows_held_grow(r))
+    if (r->held && r->nheld == r->held_cap && gl_rows_held_grow(r)) {
+        if (seq_out)
+            *seq_out = 0;
         return -1;
+    }
     uint64_t seq = r->next_seq++;
     struct gl_row *out = r->held ? &r->held[r->nheld] : &r->batch[r->n];
     int64_t *v = out->v;
