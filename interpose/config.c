@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,8 @@ static const struct gl_config_word clock_words[] = {{"", 1}, {"auto", 1}, {"tsc"
     {"GPULEDGER_" name, GL_CFG_ENUM, F(field), def, 0, 0, shown, words, expect, help, NULL}
 #define STRING(name, field, def, help)                                                                            \
     {"GPULEDGER_" name, GL_CFG_STRING, F(field), 0, 0, 0, def, NULL, NULL, help, NULL}
+#define SIZE(name, field, help)                                                                                   \
+    {"GPULEDGER_" name, GL_CFG_SIZE, F(field), 0, GL_BUDGET_MIN, 0, "0", NULL, NULL, help, NULL}
 #define ELSEWHERE(name, shown, reader, help)                                                                      \
     {"GPULEDGER_" name, GL_CFG_ELSEWHERE, 0, 0, 0, 0, shown, NULL, NULL, help, reader}
 
@@ -63,6 +66,8 @@ const struct gl_config_var gl_config_vars[] = {
     BOOL("NVML", nvml, 1, "0: never load NVML (the process's own figure from cuMemGetInfo)"),
     STRING("NVML_LIB", nvml_lib, "libnvidia-ml.so.1", "the NVML library to load"),
     BOOL("QUIET", quiet, 0, "1: no informational lines"),
+    SIZE("BUDGET", budget,
+         "keep the database under this size (e.g. 1G; 0: no limit): docs/bounded-recording.md"),
     STRING("MANIFEST", manifest, NULL, NULL),
     ELSEWHERE("LIB", NULL, "gpuledger run", "path of libgpuledger.so if it is not where gpuledger was installed"),
     ELSEWHERE("TORCH", "blocks", "the Python package; gpuledger run --torch sets it",
@@ -110,6 +115,53 @@ int gl_parse_bool(const char *s, int *out)
     return -1;
 }
 
+int gl_parse_size(const char *s, unsigned long long *out)
+{
+    /* digits, an optional fraction, an optional binary unit (spaces
+     * around it, as the pytest plugin takes "2 MiB"): no sign, exponent,
+     * hex, nan or inf; below 2^63, taken exactly */
+    const char *p = s;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    unsigned long long whole = 0;
+    int digits = 0;
+    for (; *p >= '0' && *p <= '9'; p++, digits++) {
+        if (whole > (ULLONG_MAX - 9) / 10)
+            return -1;
+        whole = whole * 10 + (unsigned)(*p - '0');
+    }
+    double frac = 0, scale = 1;
+    if (*p == '.')
+        for (p++; *p >= '0' && *p <= '9'; p++, digits++)
+            if (scale < 1e15) { /* further digits are below a byte */
+                frac = frac * 10 + (*p - '0');
+                scale *= 10;
+            }
+    if (!digits)
+        return -1;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    static const char units[] = "KMGT";
+    int c = *p & ~0x20; /* upper case */
+    const char *u = c ? strchr(units, c) : NULL;
+    int shift = u ? 10 * (int)(u - units + 1) : 0;
+    if (u)
+        p++;
+    if (*p == 'i' || *p == 'B')
+        p++;
+    if (*p == 'B')
+        p++;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (*p || whole >= (1ULL << 63) >> shift)
+        return -1;
+    unsigned long long v = (whole << shift) + (unsigned long long)(frac / scale * (double)(1ULL << shift) + 0.5);
+    if (v >= 1ULL << 63)
+        return -1;
+    *out = v;
+    return 0;
+}
+
 static int parse_word(const struct gl_config_word *w, const char *s, int *out)
 {
     for (; w->word; w++)
@@ -142,6 +194,17 @@ static int set(struct gl_config *c, const struct gl_config_var *v, const char *s
         }
         *(unsigned *)(void *)field = (unsigned)u;
         return 0;
+    case GL_CFG_SIZE: {
+        unsigned long long z = 0;
+        *(unsigned long long *)(void *)field = 0;
+        if (s && *s && (gl_parse_size(s, &z) != 0 || (z && z < v->lo))) {
+            snprintf(msg, msgsz, "%s='%s' is not a size of at least 1M (e.g. 512M, 1G, 2GiB; 0: none); recording without a budget",
+                     v->name, s);
+            return -1;
+        }
+        *(unsigned long long *)(void *)field = z;
+        return 0;
+    }
     case GL_CFG_BOOL:
         *(int *)(void *)field = i;
         if (s && gl_parse_bool(s, &i) != 0) {

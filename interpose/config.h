@@ -38,6 +38,7 @@ struct gl_config {
     int clock_tsc;         /* GPULEDGER_CLOCK: 1 auto (the TSC where invariant), 0 monotonic */
     int nvml;              /* GPULEDGER_NVML: the process's own figure from NVML (usage.c) */
     const char *nvml_lib;  /* GPULEDGER_NVML_LIB: the libnvidia-ml to load */
+    unsigned long long budget; /* GPULEDGER_BUDGET: the database's size limit in bytes (0: none; docs/bounded-recording.md) */
     const char *manifest;  /* GPULEDGER_MANIFEST: "@name", the launcher's socket (launcher_link.h) */
     int preloaded;         /* not a variable: loaded through LD_PRELOAD (our symbol hooks are live) */
 };
@@ -45,7 +46,7 @@ struct gl_config {
 /* GL_CFG_ELSEWHERE: a variable another part of gpuledger reads (the
  * launcher, the Python package), listed here so that the README's table,
  * the man page and this table are one list; the library ignores it. */
-enum gl_config_type { GL_CFG_BOOL, GL_CFG_UINT, GL_CFG_ENUM, GL_CFG_STRING, GL_CFG_ELSEWHERE };
+enum gl_config_type { GL_CFG_BOOL, GL_CFG_UINT, GL_CFG_ENUM, GL_CFG_STRING, GL_CFG_SIZE, GL_CFG_ELSEWHERE };
 
 struct gl_config_word {
     const char *word; /* matched without regard to case */
@@ -79,5 +80,12 @@ void gl_config_meta(const struct gl_config *c, gl_meta_put put, void *ctx);
 /* Parsing helpers, exposed for the unit tests. Return 0 on success. */
 int gl_parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out);
 int gl_parse_bool(const char *s, int *out);
+/* A size: digits, an optional fraction, an optional binary unit K, M, G, T
+ * (powers of 1024; "KiB"/"KB"/"k" alike), e.g. 512M, 1G, 2GiB, 1.5G; 0 or
+ * -1 for anything else or past 2^63. The one parser of sizes: the report's
+ * options (report/render/out.h) and GPULEDGER_BUDGET. */
+int gl_parse_size(const char *s, unsigned long long *out);
+/* The smallest budget a recording takes (a smaller non-zero one is refused). */
+#define GL_BUDGET_MIN (1ULL << 20)
 
 #endif

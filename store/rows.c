@@ -1,12 +1,16 @@
 /* rows.c — see rows.h. */
 #include "rows.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* seq is not given: SQLite numbers the rows, and they come in seq order
  * from 1 (checked after each write) */
 #define COLUMNS "ts_ns, context, op, kind, device, addr, size, stack_id, ref_seq, aux, range_seq"
 #define VALUES "(?,?,?,?,?,?,?,?,?,?,?)"
+/* a bounded recording gives seq: folded rows leave gaps */
+#define COLUMNS_SEQ "seq, " COLUMNS
+#define VALUES_SEQ "(?,?,?,?,?,?,?,?,?,?,?,?)"
 
 int gl_rows_open(struct gl_rows *r, struct gl_wdb *w)
 {
@@ -22,13 +26,50 @@ int gl_rows_open(struct gl_rows *r, struct gl_wdb *w)
            gl_wdb_prepare(w, &r->ins_one, "INSERT INTO event_rows(" COLUMNS ") VALUES" VALUES);
 }
 
-static void bind_row(sqlite3_stmt *st, int first, const int64_t *v, uint16_t null)
+int gl_rows_hold(struct gl_rows *r)
 {
-    for (int c = 1; c < GL_ROW_COLS; c++) {
+    if (gl_rows_flush(r))
+        return -1;
+    sqlite3_stmt **const sts[] = {&r->ins_batch, &r->ins_one};
+    gl_wdb_finalize(sts, 2);
+    r->ins_batch = r->ins_one = NULL;
+    memset(r->bound, 0, sizeof r->bound);
+    r->explicit_seq = 1;
+    r->held_cap = 4096;
+    r->held = malloc(r->held_cap * sizeof *r->held);
+    if (!r->held)
+        return gl_wdb_fail(r->w, "holding a step's rows: out of memory");
+    char sql[64 + GL_ROW_BATCH * sizeof "," VALUES_SEQ] = "INSERT INTO event_rows(" COLUMNS_SEQ ") VALUES";
+    for (int i = 0; i < GL_ROW_BATCH; i++)
+        strcat(sql, i ? "," VALUES_SEQ : VALUES_SEQ);
+    return gl_wdb_prepare(r->w, &r->ins_batch, sql) ||
+           gl_wdb_prepare(r->w, &r->ins_one, "INSERT INTO event_rows(" COLUMNS_SEQ ") VALUES" VALUES_SEQ);
+}
+
+int gl_rows_held_grow(struct gl_rows *r)
+{
+    size_t nc = r->held_cap * 2;
+    struct gl_row *nh = realloc(r->held, nc * sizeof *nh);
+    if (!nh)
+        return gl_wdb_fail(r->w, "holding a step's rows: out of memory");
+    r->held = nh;
+    r->held_cap = nc;
+    return 0;
+}
+
+int gl_rows_put(struct gl_rows *r, const struct gl_row *row)
+{
+    r->batch[r->n++] = *row;
+    return r->n == GL_ROW_BATCH ? gl_rows_flush(r) : 0;
+}
+
+static void bind_row(sqlite3_stmt *st, int c0, const int64_t *v, uint16_t null)
+{
+    for (int c = c0; c < GL_ROW_COLS; c++) {
         if (null & (1u << c))
-            sqlite3_bind_null(st, first + c - 1);
+            sqlite3_bind_null(st, c - c0 + 1);
         else
-            sqlite3_bind_int64(st, first + c - 1, v[c]);
+            sqlite3_bind_int64(st, c - c0 + 1, v[c]);
     }
 }
 
@@ -37,8 +78,9 @@ static void bind_batch_row(struct gl_rows *r, int i)
 {
     const int64_t *v = r->batch[i].v;
     uint16_t null = r->batch[i].null;
-    for (int c = 1; c < GL_ROW_COLS; c++) {
-        int k = i * (GL_ROW_COLS - 1) + c - 1;
+    int c0 = r->explicit_seq ? 0 : 1;
+    for (int c = c0; c < GL_ROW_COLS; c++) {
+        int k = i * (GL_ROW_COLS - c0) + c - c0;
         if (null & (1u << c)) {
             if (r->bound[k] != 1) {
                 sqlite3_bind_null(r->ins_batch, k + 1);
@@ -64,7 +106,7 @@ int gl_rows_flush(struct gl_rows *r)
         rc = gl_wdb_step(r->w, r->ins_batch, "writing events");
     } else {
         for (int i = 0; i < r->n && !rc; i++) {
-            bind_row(r->ins_one, 1, r->batch[i].v, r->batch[i].null);
+            bind_row(r->ins_one, r->explicit_seq ? 0 : 1, r->batch[i].v, r->batch[i].null);
             rc = gl_wdb_step(r->w, r->ins_one, "writing an event");
         }
     }
@@ -81,4 +123,6 @@ void gl_rows_close(struct gl_rows *r)
     sqlite3_stmt **const sts[] = {&r->ins_batch, &r->ins_one};
     gl_wdb_finalize(sts, 2);
     gl_contexts_close(&r->contexts);
+    free(r->held);
+    r->held = NULL;
 }

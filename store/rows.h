@@ -16,16 +16,25 @@
 #define GL_ROW_COLS 12
 #define GL_ROW_BATCH 64
 
+/* One row as collected: v[0] seq ... v[11] range_seq (gl_rows_add). */
+struct gl_row {
+    int64_t v[GL_ROW_COLS];
+    uint16_t null; /* bit c: column c is NULL */
+};
+
 struct gl_rows {
     struct gl_wdb *w;
     struct gl_contexts contexts;
     sqlite3_stmt *ins_batch, *ins_one;
-    struct {
-        int64_t v[GL_ROW_COLS];
-        uint16_t null; /* bit c: column c is NULL */
-    } batch[GL_ROW_BATCH];
+    struct gl_row batch[GL_ROW_BATCH];
     int n;
     uint64_t next_seq, count;
+    /* a bounded recording (fold.h): rows are held here until their step
+     * ends, then the fold writes (gl_rows_put) the ones it keeps, with
+     * their own seq (the rows it folds leave gaps) */
+    int explicit_seq;
+    struct gl_row *held;
+    size_t nheld, held_cap;
     /* what each parameter of ins_batch holds now (SQLite keeps bindings
      * across a reset): a batch binds only what changed, and in a loop most
      * columns (context, kind, device, size, stack ...)
@@ -35,6 +44,12 @@ struct gl_rows {
 };
 
 int gl_rows_open(struct gl_rows *r, struct gl_wdb *w);
+/* From now on hold rows for the fold and write seq explicitly. 0 or -1. */
+int gl_rows_hold(struct gl_rows *r);
+/* Write one row (held, or as it comes); 0 or -1. */
+int gl_rows_put(struct gl_rows *r, const struct gl_row *row);
+/* Room for one more held row (-1: out of memory). */
+int gl_rows_held_grow(struct gl_rows *r);
 /* Write the rows collected so far. */
 int gl_rows_flush(struct gl_rows *r);
 void gl_rows_close(struct gl_rows *r);
@@ -52,8 +67,14 @@ static inline int gl_rows_add(struct gl_rows *r, const struct gl_event *ev, int 
             *seq_out = 0;
         return -1;
     }
+    if (r->held && r->nheld == r->held_cap && gl_rows_held_grow(r)) {
+        if (seq_out)
+            *seq_out = 0;
+        return -1;
+    }
     uint64_t seq = r->next_seq++;
-    int64_t *v = r->batch[r->n].v;
+    struct gl_row *out = r->held ? &r->held[r->nheld] : &r->batch[r->n];
+    int64_t *v = out->v;
     v[0] = (int64_t)seq;
     v[1] = (int64_t)ev->ts_ns;
     v[2] = ctx;
@@ -66,12 +87,16 @@ static inline int gl_rows_add(struct gl_rows *r, const struct gl_event *ev, int 
     v[9] = (int64_t)ref;
     v[10] = (int64_t)ev->aux;
     v[11] = (int64_t)range;
-    r->batch[r->n].null = (uint16_t)((sid ? 0 : 1u << 8) | (ref ? 0 : 1u << 9) |
-                                     (ev->aux || (ev->flags & GL_EVF_USED) ? 0 : 1u << 10) | (range ? 0 : 1u << 11));
-    r->n++;
+    out->null = (uint16_t)((sid ? 0 : 1u << 8) | (ref ? 0 : 1u << 9) |
+                           (ev->aux || (ev->flags & GL_EVF_USED) ? 0 : 1u << 10) | (range ? 0 : 1u << 11));
     r->count++;
     if (seq_out)
         *seq_out = seq;
+    if (r->held) {
+        r->nheld++;
+        return 0;
+    }
+    r->n++;
     return r->n == GL_ROW_BATCH ? gl_rows_flush(r) : 0;
 }
 

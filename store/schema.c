@@ -1,4 +1,4 @@
-/* schema.c — DDL for a gpuledger database (schema 4). Integer codes are
+/* schema.c — DDL for a gpuledger database (schema 5). Integer codes are
  * stored in event_rows and event_contexts; the documented views (event_log,
  * events, allocations, mappings, heaps, regions, stack_frames) give them
  * names. */
@@ -43,6 +43,17 @@ static const char *const ddl =
     " seq INTEGER PRIMARY KEY, ts_ns INTEGER NOT NULL, context INTEGER,"
     " op INTEGER NOT NULL, kind INTEGER, device INTEGER, addr INTEGER, size INTEGER,"
     " stack_id INTEGER, ref_seq INTEGER, aux INTEGER, range_seq INTEGER);"
+    /* ---- schema 5: a bounded recording's aggregates (fold.h): pairs made
+     * and freed inside steps step_lo .. step_hi that were not written as
+     * rows, per stack, kind and the contexts of the allocation and free */
+    "CREATE TABLE step_stacks(step_lo INTEGER NOT NULL, step_hi INTEGER NOT NULL, context INTEGER,"
+    " free_context INTEGER, kind INTEGER, stack_id INTEGER, pairs INTEGER, bytes INTEGER);"
+    "CREATE TABLE step_windows(step INTEGER PRIMARY KEY, why TEXT);"
+    "CREATE VIEW step_aggregates AS SELECT s.step_lo, s.step_hi, c.tid, a.name AS api, fa.name AS free_api,"
+    " k.name AS kind, s.stack_id, s.pairs, s.bytes FROM step_stacks s"
+    " LEFT JOIN event_contexts c ON c.id = s.context LEFT JOIN api_names a ON a.id = c.api"
+    " LEFT JOIN event_contexts fc ON fc.id = s.free_context LEFT JOIN api_names fa ON fa.id = fc.api"
+    " LEFT JOIN kind_names k ON k.id = s.kind;"
     GL_EVENT_LOG_VIEW ";"
     /* rows written through the view (other tools, tests) land in the tables */
     "CREATE TRIGGER event_log_insert INSTEAD OF INSERT ON event_log BEGIN"

@@ -5,7 +5,7 @@
 #include <sqlite3.h>
 
 /* Stored in PRAGMA user_version. Bump on any incompatible change. */
-#define GL_SCHEMA_VERSION 4
+#define GL_SCHEMA_VERSION 5
 /* Stored in PRAGMA application_id so foreign SQLite files are recognised:
  * the bytes "GPUL". */
 #define GL_APPLICATION_ID 0x4750554c

@@ -3,7 +3,8 @@
  * rows.c (event_log rows, batched), stacks.c (stacks and frames, written
  * once), ledger.c (what is live: free <-> alloc pairing, per-device live
  * and peak), annotations.c (marks and ranges), runrows.c (run row, meta,
- * device_stats, samples), subs.c (heaps and regions of a program's pools). */
+ * device_stats, samples), subs.c (heaps and regions of a program's pools),
+ * fold.c (a bounded recording: a step's rows held, then written or folded). */
 #include "store.h"
 
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "answers.h"
 #include "graphmem.h"
 #include "blocks.h"
+#include "fold.h"
 #include "ledger.h"
 #include "retention.h"
 #include "rows.h"
@@ -39,6 +41,8 @@ struct gl_store {
     struct gl_subs subs;
     struct gl_retention retention;
     uint64_t retention_bad_stored; /* retention.bad as last written to meta */
+    int budgeted;                  /* gl_store_set_budget: fold is open */
+    struct gl_fold fold;
 };
 
 const char *gl_store_error(struct gl_store *s)
@@ -176,7 +180,7 @@ static int reset_device(struct gl_store *s, const struct gl_event *ev, int64_t s
     return rc | row(s, ev, GL_OP_RESET, GL_KIND_NONE, 0, sid, 0, NULL);
 }
 
-int gl_store_add(struct gl_store *s, const struct gl_event *ev)
+static int add_event(struct gl_store *s, const struct gl_event *ev)
 {
     if (begin(s))
         return -1;
@@ -234,6 +238,84 @@ int gl_store_add(struct gl_store *s, const struct gl_event *ev)
     return row(s, ev, op, ev->kind, ev->size, sid, 0, NULL);
 }
 
+int gl_store_set_budget(struct gl_store *s, unsigned long long bytes)
+{
+    if (!bytes || s->budgeted)
+        return 0;
+    char num[24];
+    snprintf(num, sizeof num, "%llu", bytes);
+    if (begin(s) || gl_fold_open(&s->fold, &s->w, bytes) || gl_rows_hold(&s->rows) ||
+        gl_runrows_meta(&s->run, "budget_bytes", num))
+        return -1;
+    s->budgeted = 1;
+    return 0;
+}
+
+/* Every peak the store keeps, summed: it changes when any of them rises. */
+static uint64_t peak_signature(const struct gl_store *s, uint64_t *live)
+{
+    uint64_t sig = 0, l = s->ledger.windows.live[GL_WIN_BLOCKS];
+    for (int d = 0; d <= GL_MAX_DEVICES; d++) {
+        sig += s->ledger.dev[d].peak;
+        l += s->ledger.dev[d].live;
+    }
+    for (int d = 0; s->blocks.bm && d < GL_MAX_DEVICES; d++) {
+        const struct gl_bm_stats *st = gl_bm_stats(s->blocks.bm, d);
+        sig += st->allocated_peak + st->requested_peak + st->reserved_peak;
+    }
+    *live = l;
+    return sig;
+}
+
+static int end_step(struct gl_store *s, int final)
+{
+    uint64_t live, sig = peak_signature(s, &live);
+    return gl_fold_step_end(&s->fold, &s->rows, sig, live, final);
+}
+
+int gl_store_add(struct gl_store *s, const struct gl_event *ev)
+{
+    int rc = add_event(s, ev);
+    if (!s->budgeted)
+        return rc;
+    if (ev->result != 0 || gl_op_is_failure(ev->op))
+        gl_fold_keep(&s->fold);
+    if (ev->op == GL_OP_MARK && (ev->flags & GL_EVF_LABEL)) {
+        s->fold.marks++;
+        rc |= end_step(s, 0);
+    } else if (!s->fold.marks && s->rows.nheld >= GL_FOLD_PSEUDO_STEP) {
+        rc |= end_step(s, 0); /* no marks (yet): a pseudo-step of so many rows */
+    } else if (s->rows.nheld >= GL_FOLD_MAX_HELD) {
+        rc |= gl_fold_overflow(&s->fold, &s->rows);
+    }
+    return rc;
+}
+
+/* A bounded recording's figures, in meta. */
+static int budget_meta(struct gl_store *s)
+{
+    if (!s->budgeted)
+        return 0;
+    const struct gl_fold *f = &s->fold;
+    if (gl_fold_measure(&s->fold))
+        return -1;
+    const struct {
+        const char *key;
+        uint64_t v;
+    } kv[] = {{"budget_used_bytes", f->used},         {"budget_steps_full", f->steps_full},
+              {"budget_steps_folded", f->steps_folded}, {"budget_steps_overflowed", f->steps_overflowed},
+              {"budget_pairs_folded", f->pairs_folded}, {"budget_rows_dropped", f->rows_dropped},
+              {"budget_aggregate_rows", f->agg_rows},   {"budget_aggregate_width", f->width},
+              {"budget_windows_dropped", f->windows_dropped}, {"budget_level", (uint64_t)f->level}};
+    for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) {
+        char num[24];
+        snprintf(num, sizeof num, "%llu", (unsigned long long)kv[i].v);
+        if (gl_runrows_meta(&s->run, kv[i].key, num))
+            return -1;
+    }
+    return 0;
+}
+
 /* Retention events that were not well formed: counted in meta. */
 static int retention_counter(struct gl_store *s)
 {
@@ -248,7 +330,7 @@ static int retention_counter(struct gl_store *s)
 /* Write what is pending and the run's counters, inside the transaction. */
 static int settle(struct gl_store *s, const struct gl_run_counters *c)
 {
-    return begin(s) || gl_rows_flush(&s->rows) || retention_counter(s) ||
+    return begin(s) || gl_rows_flush(&s->rows) || retention_counter(s) || budget_meta(s) ||
            gl_runrows_counters(&s->run, s->rows.count, s->unmatched_frees + s->blocks.unmatched, c, &s->ledger) ||
            gl_blocks_counters(&s->blocks);
 }
@@ -295,7 +377,8 @@ static void build_ref_index(sqlite3 *db, unsigned budget_ms)
 int gl_store_finish(struct gl_store *s, const struct gl_run_counters *c, uint64_t end_ns, int exit_code,
                     int exit_signal)
 {
-    if (settle(s, c) || gl_blocks_finish(&s->blocks, end_ns, s->rows.next_seq - 1) ||
+    if ((s->budgeted && (begin(s) || end_step(s, 1))) || settle(s, c) ||
+        gl_blocks_finish(&s->blocks, end_ns, s->rows.next_seq - 1) ||
         gl_runrows_finish(&s->run, end_ns, exit_code, exit_signal))
         return -1;
     s->in_txn = 0;
@@ -337,6 +420,8 @@ void gl_store_close(struct gl_store *s)
     gl_runrows_close(&s->run);
     gl_blocks_close(&s->blocks);
     gl_stacks_close(&s->stacks);
+    if (s->budgeted)
+        gl_fold_close(&s->fold);
     if (s->w.db) {
         if (s->in_txn && gl_rows_flush(&s->rows) == 0)
             sqlite3_exec(s->w.db, "COMMIT", NULL, NULL, NULL);

@@ -34,6 +34,10 @@ struct gl_run_counters {
 struct gl_store *gl_store_open(const char *path, const struct gl_run_info *info, int symbolize, char *err,
                                size_t errsz);
 
+/* A bounded recording (fold.h, docs/bounded-recording.md): keep the file
+ * under `bytes` (0: no limit). Before the first event; 0 or -1. */
+int gl_store_set_budget(struct gl_store *s, unsigned long long bytes);
+
 /* Stack entries with GL_PYFRAME_BIT set are Python frames
  * (interpose/pyframes.h): describe gives their file, function and line. */
 typedef int (*gl_py_describe_fn)(uint64_t ip, const char **file, const char **func, int *line);

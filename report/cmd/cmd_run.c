@@ -191,6 +191,16 @@ static int run_option(int c, const char *arg, int *quiet)
     case 'C':
         setenv("GPULEDGER_CUPTI", "0", 1);
         return -1;
+    case 'B': {
+        unsigned long long b;
+        if (gl_parse_size(arg, &b) || (b && b < GL_BUDGET_MIN)) {
+            fprintf(stderr, "gpuledger run: --budget wants a size of at least 1M (e.g. 512M, 1G, 2GiB), not '%s'\n",
+                    arg);
+            return 2;
+        }
+        setenv("GPULEDGER_BUDGET", arg, 1);
+        return -1;
+    }
     case 'T':
         return gl_run_set_torch_mode(arg) ? 2 : -1;
     case 'P':
@@ -220,7 +230,7 @@ static int parse_options(int argc, char **argv, int *quiet)
         {"output", required_argument, NULL, 'o'}, {"depth", required_argument, NULL, 'd'},
         {"no-cupti", no_argument, NULL, 'C'},     {"torch", required_argument, NULL, 'T'},
         {"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
-        {"python", required_argument, NULL, 'P'},
+        {"python", required_argument, NULL, 'P'}, {"budget", required_argument, NULL, 'B'},
         {NULL, 0, NULL, 0},
     };
     int c, rc;

@@ -694,7 +694,7 @@ struct gl_run *gl_run_load_with(const char *path, const struct gl_load *what, ch
     for (size_t i = 0; i < r->nfails; i++)
         if (r->fails[i].device >= 0)
             gl_run_device(r, r->fails[i].device);
-    if (gl_run_link_blocks(r, err, errsz) || gl_run_load_tables(r, err, errsz) ||
+    if (gl_run_link_blocks(r, err, errsz) || gl_run_load_tables(r, err, errsz) || gl_run_load_folded(r, err, errsz) ||
         gl_retention_load(r, err, errsz) || load_asked(r, what, err, errsz)) {
         gl_run_free(r);
         return NULL;
@@ -730,5 +730,6 @@ void gl_run_free(struct gl_run *r)
     free(r->map_devs);
     free(r->fw);
     gl_retention_free(r);
+    gl_run_free_folded(r);
     free(r);
 }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "gl_event.h"
+#include "model_folded.h"
 
 /* Room for a one-line error: a path or two (PATH_MAX each) and the reason
  * after them, never cut before the reason. */
@@ -214,6 +215,7 @@ struct gl_run {
     size_t nfree_samples;
     int allocator_expandable; /* it used expandable segments (its settings' row) */
     struct gl_annots *annots; /* marks and ranges (model_annot.h) */
+    struct gl_folded folded;  /* a bounded recording's figures (model_folded.h) */
     struct gl_retention_path *retention; /* what keeps memory alive (model_retention.h) */
     size_t n_retention;
     /* what the verb asked for beyond that (struct gl_load) */

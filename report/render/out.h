@@ -43,7 +43,9 @@ int gl_close_out(FILE *f, int discard);
  * write to it failed (`> /dev/full`). */
 int gl_check_stdout(void);
 /* Parse "123", "64K", "1.5M", "2G", "1TiB", "2 MiB" (binary units) into bytes, below
- * 2^63; 0 on success, -1 for anything else (nan, inf, 1e3, -1, 0x10). */
+ * 2^63; 0 on success, -1 for anything else (nan, inf, 1e3, -1, 0x10). Defined
+ * in interpose/config.c: one parser for the report's options and
+ * GPULEDGER_BUDGET (config.h). */
 int gl_parse_size(const char *s, unsigned long long *out);
 
 #endif

@@ -309,6 +309,18 @@ static void process(struct gl_json *j, struct gl_dossier *d, int top)
         if (r->api_count[a])
             gl_jw_i64(j, gl_api_name(a), r->api_count[a]);
     gl_jw_end(j);
+    if (r->folded.budgeted) { /* a bounded recording (schema 5) */
+        const struct gl_folded *b = &r->folded;
+        gl_jw_obj(j, "budget");
+        gl_jw_u64(j, "bytes", b->budget);
+        gl_jw_u64(j, "used_bytes", b->used);
+        gl_jw_u64(j, "steps_full", b->steps_full);
+        gl_jw_u64(j, "steps_aggregated", b->steps_folded);
+        gl_jw_u64(j, "pairs_aggregated", b->pairs);
+        gl_jw_u64(j, "windows_dropped", b->windows_dropped);
+        gl_jw_u64(j, "rows_dropped", b->rows_dropped);
+        gl_jw_end(j);
+    }
     if (r->n_retention) { /* what keeps memory alive (schema 3) */
         gl_jw_arr(j, "retention");
         for (size_t i = 0; i < r->n_retention; i++)

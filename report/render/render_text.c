@@ -103,6 +103,27 @@ static void ledger(FILE *f, struct gl_dossier *ds, const char *title, const stru
 
 /* The frees that failed (a pointer never allocated, one freed already):
  * nothing was freed, so they are not in the ledger; up to 5 shown. */
+/* A bounded recording: the budget, its use, what was aggregated. */
+static void budget_line(FILE *f, const struct gl_folded *b)
+{
+    if (!b->budgeted)
+        return;
+    char total[32], used[32];
+    fprintf(f,
+            "  budget %s: %s used; %" PRIu64 " step%s aggregated by stack (%" PRIu64 " alloc+free pair%s), %" PRIu64
+            " step%s of full events",
+            gl_fmt_bytes(b->budget, total, sizeof total), gl_fmt_bytes(b->used, used, sizeof used), b->steps_folded,
+            gl_s(b->steps_folded), b->pairs, gl_s(b->pairs), b->steps_full, gl_s(b->steps_full));
+    if (b->windows_dropped)
+        fprintf(f, " (%" PRIu64 " older peak window%s folded since)", b->windows_dropped, gl_s(b->windows_dropped));
+    fputc('\n', f);
+    if (b->rows_dropped)
+        fprintf(f,
+                "  budget exhausted: %" PRIu64 " row%s outside the windows dropped; leaks and steps after that are "
+                "not exact\n",
+                b->rows_dropped, gl_s(b->rows_dropped));
+}
+
 static void failed_frees(FILE *f, struct gl_dossier *ds)
 {
     const struct gl_run *r = ds->run;
@@ -238,6 +259,7 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
         if (r->api_count[a])
             fprintf(f, " %s %" PRId64, gl_api_name(a), r->api_count[a]);
     fputc('\n', f);
+    budget_line(f, &r->folded);
     failed_frees(f, ds);
     for (int i = 0; i < ds->ndevs; i++) {
         struct gl_dev_view *v = &ds->devs[i];

@@ -17,6 +17,12 @@
  *                          identity tags after each step, a mark "optimizer
  *                          step N"), a batch kept every step and never
  *                          freed, and a workspace outside the allocator
+ *   torchalloc long N      N training steps of the PyTorch-like mix (20
+ *                          temporaries a step, ranges, tags, a mark each),
+ *                          a batch kept from step N/4 on (growth starts
+ *                          there), a 24 MiB temporary at step N/2 (the
+ *                          peak), an OOM for 1 GiB at step 3N/4, for the
+ *                          bounded recording (tests/budget)
  *   torchalloc graph       torch.cuda.graph's pattern: blocks allocated
  *                          during a global-mode stream capture, their
  *                          segments made in relaxed mode, the first of them
@@ -29,6 +35,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fakealloc.h"
@@ -214,6 +221,55 @@ static __attribute__((noinline)) void train(void)
     }
 }
 
+/* one temporary of the mix: its own line (stack) per kind of op */
+static __attribute__((noinline)) void temp_small(int i)
+{
+    fa_free(fa_malloc((uint64_t)(64 + 32 * (i % 8)) * KiB, 0, NULL));
+}
+
+static __attribute__((noinline)) void temp_big(void)
+{
+    fa_free(fa_malloc(24 * MiB, 0, NULL));
+}
+
+static void long_train(int steps)
+{
+    fa_init(0, 0);
+    fa_register();
+    uint64_t w1 = fa_malloc(4 * MiB, 0, NULL), w2 = fa_malloc(MiB, 0, NULL), s1 = 0;
+    tag(GPULEDGER_TAG_PARAMETERS, w1, 4 * MiB);
+    tag(GPULEDGER_TAG_PARAMETERS, w2, MiB);
+    for (int step = 0; step < steps; step++) {
+        annotate("gpuledger_range_push", "forward");
+        uint64_t act = fa_malloc(6 * MiB, 0, NULL);
+        for (int i = 0; i < 10; i++)
+            temp_small(i);
+        annotate("gpuledger_range_pop", NULL);
+        uint64_t g1 = fa_malloc(4 * MiB, 0, NULL);
+        for (int i = 0; i < 10; i++)
+            temp_small(i + 3);
+        if (step == steps / 2)
+            temp_big();
+        if (step == steps * 3 / 4)
+            fa_malloc(1024 * MiB, 0, NULL); /* out of memory */
+        fa_free(act);
+        annotate("gpuledger_range_push", "optimizer.step");
+        if (!s1)
+            s1 = fa_malloc(4 * MiB, 0, NULL);
+        fa_free(fa_malloc(4 * MiB, 0, NULL));
+        annotate("gpuledger_range_pop", NULL);
+        tag(GPULEDGER_TAG_GRADIENTS, g1, 4 * MiB);
+        if (!step)
+            tag(GPULEDGER_TAG_OPTIMIZER_STATE, s1, 4 * MiB);
+        char label[32];
+        snprintf(label, sizeof label, "optimizer step %d", step);
+        annotate("gpuledger_mark", label);
+        fa_free(g1);
+        if (step >= steps / 4)
+            keep_batch();
+    }
+}
+
 static void graph(void)
 {
     fa_init(0, 0);
@@ -248,6 +304,8 @@ int main(int argc, char **argv)
         demand();
     else if (!strcmp(what, "train"))
         train();
+    else if (!strcmp(what, "long"))
+        long_train(argc > 2 ? atoi(argv[2]) : 400);
     else if (!strcmp(what, "graph"))
         graph();
     else

@@ -72,7 +72,7 @@ def checks(d):
                        " AND a.op = 1 AND a.addr = r.ptr AND a.seq <= r.seq AND NOT EXISTS (SELECT 1 FROM event_log f"
                        " WHERE f.ref_seq = a.seq AND f.op IN (2, 20) AND f.seq <= r.seq))").fetchone()[0]
     check("rows on live blocks", live, len(want))
-    check("schema version", con.execute("PRAGMA user_version").fetchone()[0], 4)
+    check("schema version", con.execute("PRAGMA user_version").fetchone()[0], 5)
     con.close()
 
     r = run([GL, "leaks", "--steps", db], {}, d)

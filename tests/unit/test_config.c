@@ -37,6 +37,47 @@ static void test_parsers(void **state)
     assert_int_equal(gl_parse_bool("maybe", &b), -1);
 }
 
+/* Sizes (GPULEDGER_BUDGET, run --budget, the report's size options) */
+static void test_sizes_and_budget(void **state)
+{
+    (void)state;
+    unsigned long long v;
+    assert_int_equal(gl_parse_size("512M", &v), 0);
+    assert_int_equal(v, 512ULL << 20);
+    assert_int_equal(gl_parse_size("1G", &v), 0);
+    assert_int_equal(v, 1ULL << 30);
+    assert_int_equal(gl_parse_size("2GiB", &v), 0);
+    assert_int_equal(v, 2ULL << 30);
+    assert_int_equal(gl_parse_size("1.5k", &v), 0);
+    assert_int_equal(v, 1536);
+    assert_int_equal(gl_parse_size("0", &v), 0);
+    assert_int_equal(v, 0);
+    assert_int_equal(gl_parse_size("1X", &v), -1);
+    assert_int_equal(gl_parse_size("-1G", &v), -1);
+    assert_int_equal(gl_parse_size("G", &v), -1);
+    assert_int_equal(gl_parse_size("", &v), -1);
+    assert_int_equal(gl_parse_size("9999999999T", &v), -1);
+    struct gl_config c;
+    warnings = 0;
+    unsetenv("GPULEDGER_BUDGET");
+    gl_config_load(&c, warn);
+    assert_int_equal(c.budget, 0);
+    setenv("GPULEDGER_BUDGET", "1G", 1);
+    gl_config_load(&c, warn);
+    assert_int_equal(warnings, 0);
+    assert_int_equal(c.budget, 1ULL << 30);
+    setenv("GPULEDGER_BUDGET", "lots", 1); /* said once, recorded in full */
+    gl_config_load(&c, warn);
+    assert_int_equal(warnings, 1);
+    assert_non_null(strstr(last_warning, "GPULEDGER_BUDGET='lots' is not a size"));
+    assert_int_equal(c.budget, 0);
+    setenv("GPULEDGER_BUDGET", "1000", 1); /* below the smallest budget, 1M */
+    gl_config_load(&c, warn);
+    assert_int_equal(warnings, 2);
+    assert_int_equal(c.budget, 0);
+    unsetenv("GPULEDGER_BUDGET");
+}
+
 static void test_defaults_and_bad_values(void **state)
 {
     (void)state;
@@ -203,6 +244,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parsers),
         cmocka_unit_test(test_defaults_and_bad_values),
+        cmocka_unit_test(test_sizes_and_budget),
         cmocka_unit_test(test_unwind_modes),
         cmocka_unit_test(test_python_and_clock_modes),
         cmocka_unit_test(test_free_stacks),

@@ -78,7 +78,7 @@ static void test_rows(void **state)
 
     sqlite3 *db = gl_db_open_read(path, err, sizeof err);
     assert_non_null(db);
-    assert_int_equal(gl_db_int(db, "PRAGMA user_version", -1), 4);
+    assert_int_equal(gl_db_int(db, "PRAGMA user_version", -1), 5);
     assert_int_equal(gl_db_int(db, "SELECT count(*) FROM retention", -1), 2);
     assert_int_equal(gl_db_int(db, "SELECT count(*) FROM event_log", -1), 1);
     assert_int_equal(gl_db_int(db,
