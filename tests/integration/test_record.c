@@ -44,7 +44,7 @@ static void test_alloc1000_exact(void **state)
     assert_int_equal(h_int(db, "SELECT dropped_events FROM run"), 0);
     assert_int_equal(h_int(db, "SELECT unmatched_frees FROM run"), 0);
     assert_int_equal(h_int(db, "SELECT count(*) FROM run WHERE pid > 0 AND cmdline LIKE '%alloc1000%' AND "
-                               "end_ns >= start_ns AND schema_version = 4"),
+                               "end_ns >= start_ns AND schema_version = 5"),
                      1);
     assert_int_equal(h_int(db, "SELECT count(*) FROM modules WHERE path LIKE '%/alloc1000' AND "
                                "length(build_id) = 40"),
