@@ -293,7 +293,7 @@ static int scan_open(struct scan *s, struct gl_run *r, char *err, size_t errsz)
     char sql[64];
     snprintf(sql, sizeof sql, "SELECT max(seq) FROM %s", gl_rows_table(r->db));
     int64_t maxseq = gl_db_int(r->db, sql, 0);
-    if (gl_rows_open(&s->g, r->db) != SQLITE_OK) {
+    if (gl_model_rows_open(&s->g, r->db) != SQLITE_OK) {
         snprintf(err, errsz, "%s: cannot read events: %s", r->path, sqlite3_errmsg(r->db));
         return -1;
     }
@@ -314,7 +314,7 @@ static int scan_open(struct scan *s, struct gl_run *r, char *err, size_t errsz)
 
 static void scan_close(struct scan *s)
 {
-    gl_rows_close(&s->g);
+    gl_model_rows_close(&s->g);
     free(s->index.dense);
     gl_u64map_free(&s->index.map);
     gl_u64map_free(&s->last_ts.map);

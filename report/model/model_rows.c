@@ -72,7 +72,7 @@ static int load_contexts(struct gl_rows *g, sqlite3 *db)
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
-int gl_rows_open(struct gl_rows *g, sqlite3 *db)
+int gl_model_rows_open(struct gl_rows *g, sqlite3 *db)
 {
     memset(g, 0, sizeof *g);
     if (gl_rows_direct_ok(db) && !load_contexts(g, db)) {
@@ -157,7 +157,7 @@ int gl_rows_next(struct gl_rows *g)
     return rc;
 }
 
-void gl_rows_close(struct gl_rows *g)
+void gl_model_rows_close(struct gl_rows *g)
 {
     sqlite3_finalize(g->st);
     sqlite3_finalize(g->one);

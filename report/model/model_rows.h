@@ -37,9 +37,9 @@ int gl_rows_direct_ok(sqlite3 *db);
  * gl_rows_direct_ok, else "event_log". */
 const char *gl_rows_table(sqlite3 *db);
 /* Start the scan: SQLITE_OK, or an SQLite error code (sqlite3_errmsg says). */
-int gl_rows_open(struct gl_rows *g, sqlite3 *db);
+int gl_model_rows_open(struct gl_rows *g, sqlite3 *db);
 /* The next row into g->v: SQLITE_ROW, SQLITE_DONE, or an error code. */
 int gl_rows_next(struct gl_rows *g);
-void gl_rows_close(struct gl_rows *g);
+void gl_model_rows_close(struct gl_rows *g);
 
 #endif
