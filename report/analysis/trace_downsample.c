@@ -105,7 +105,8 @@ int gl_trace_ds_finish(struct gl_trace_ds *d, struct gl_perfetto_view *v)
         for (int c = 0; c <= GL_TRACE_MAX_CATS; c++)
             if (d->t[k][c].have)
                 rc |= flush(d, &d->t[k][c]);
-    qsort(d->kept, d->nkept, sizeof *d->kept, cmp_ord);
+    if (d->nkept) /* qsort wants a non-null base even for zero elements */
+        qsort(d->kept, d->nkept, sizeof *d->kept, cmp_ord);
     v->points_seen = (size_t)d->ord;
     for (size_t i = 0; !rc && i < d->nkept; i++) {
         if (gl_grow((void **)&v->points, &v->cap, v->npoints, sizeof *v->points, 4096))
