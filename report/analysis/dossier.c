@@ -120,3 +120,12 @@ void gl_dossier_free(struct gl_dossier *d)
     gl_stacks_free(&d->stacks);
     memset(d, 0, sizeof *d);
 }
+
+void gl_report_totals_add(struct gl_report_totals *t, const struct gl_dossier *d)
+{
+    t->processes++;
+    for (int k = 0; k < d->ndevs; k++) {
+        t->peak_bytes += d->devs[k].dev->peak;
+        t->leak_bytes += d->devs[k].leak_bytes;
+    }
+}

@@ -97,8 +97,24 @@ void gl_verdict_text(const struct gl_verdict *v, const struct gl_groups *ledger,
 /* The verdict's name: "growth", "fragmentation", "demand" (NULL: not known). */
 const char *gl_verdict_name(const struct gl_verdict *v);
 
-/* Renderers. `top` = ledger rows shown per device. (HTML: html_app.h.) */
-void gl_render_text(FILE *f, struct gl_dossier *ds, size_t n, int top);
-void gl_render_json(FILE *f, struct gl_dossier *ds, size_t n, int top);
+/* The fleet's totals, summed one process at a time, so that a report over
+ * many databases holds one dossier (and its run) at a time. */
+struct gl_report_totals {
+    size_t processes;
+    uint64_t peak_bytes;        /* the sum of per-device peaks */
+    uint64_t leak_bytes;        /* the sum of per-device leak chains' bytes */
+};
+/* Add d (before its run is freed). */
+void gl_report_totals_add(struct gl_report_totals *t, const struct gl_dossier *d);
+
+/* Renderers, a process at a time: begin (JSON), each process's dossier in
+ * turn (i: its index), end with the totals. `top` = ledger rows shown per
+ * device. (HTML: html_app.h.) */
+struct gl_json;
+void gl_render_text_process(FILE *f, struct gl_dossier *d, size_t i, int top);
+void gl_render_text_end(FILE *f, const struct gl_report_totals *t);
+void gl_render_json_begin(struct gl_json *j, FILE *f);
+void gl_render_json_process(struct gl_json *j, struct gl_dossier *d, int top);
+void gl_render_json_end(struct gl_json *j, const struct gl_report_totals *t);
 
 #endif

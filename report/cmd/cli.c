@@ -1,6 +1,7 @@
 /* cli.c — see cli.h. */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,21 +230,40 @@ int gl_print_db_summary(FILE *f, const char *path)
     return 0;
 }
 
-/* --device N that none of the databases has: one line naming the devices
- * they have (1), rather than an answer about nothing; 0 when one has it. */
+/* Note the devices of a run just loaded, for --device (device_missing). */
+static void note_devices(struct gl_cli *cli, const struct gl_run *r)
+{
+    for (int k = 0; k < r->ndevs; k++) {
+        int d = r->devs[k].device;
+        if (d == cli->device)
+            cli->seen_device = 1;
+        if (d >= 0 && d < GL_MAX_DEVICES) {
+            cli->seen_dev[d] = 1;
+            cli->seen_any = 1;
+        }
+    }
+}
+
+struct gl_run *gl_cli_run(struct gl_cli *cli, int i)
+{
+    if (!cli->runs[i] && (cli->runs[i] = gl_cli_load_with(cli->paths[i], &cli->load)))
+        note_devices(cli, cli->runs[i]);
+    return cli->runs[i];
+}
+
+void gl_cli_release(struct gl_cli *cli, int i)
+{
+    gl_run_free(cli->runs[i]);
+    cli->runs[i] = NULL;
+}
+
+/* --device N that none of the databases has (from the devices noted as
+ * each was loaded): one line naming the devices they have (1), rather than
+ * an answer about nothing; 0 when one has it. */
 static int device_missing(const struct gl_cli *cli)
 {
-    int have[GL_MAX_DEVICES] = {0}, any = 0;
-    for (int i = 0; i < cli->npaths; i++)
-        for (int k = 0; k < cli->runs[i]->ndevs; k++) {
-            int d = cli->runs[i]->devs[k].device;
-            if (d == cli->device)
-                return 0;
-            if (d >= 0 && d < GL_MAX_DEVICES) {
-                have[d] = 1;
-                any = 1;
-            }
-        }
+    if (cli->device == -2 || cli->seen_device)
+        return 0;
     fprintf(stderr, "gpuledger %s: ", cli->cmd->name);
     if (cli->npaths == 1) {
         gl_text_str(stderr, cli->paths[0]);
@@ -253,11 +273,11 @@ static int device_missing(const struct gl_cli *cli)
     }
     const char *sep = " (devices there: ";
     for (int d = 0; d < GL_MAX_DEVICES; d++)
-        if (have[d]) {
+        if (cli->seen_dev[d]) {
             fprintf(stderr, "%s%d", sep, d);
             sep = ", ";
         }
-    fputs(any ? ")\n" : " (no device memory recorded at all)\n", stderr);
+    fputs(cli->seen_any ? ")\n" : " (no device memory recorded at all)\n", stderr);
     return 1;
 }
 
@@ -275,27 +295,57 @@ static int load(struct gl_cli *cli)
         }
         cli->have_rules = 1;
     }
+    int use_stdout = !(cli->cmd->needs & GL_NEEDS_OUTPUT) || !cli->output || !strcmp(cli->output, "-");
     if (cli->cmd->needs & (GL_NEEDS_DBS | GL_NEEDS_ONE_DB | GL_NEEDS_TWO_DBS)) {
         cli->runs = calloc((size_t)cli->npaths + 1, sizeof(struct gl_run *));
         if (!cli->runs)
             return 2;
         cli->load.parts |= cli->cmd->spec->loads;
-        for (int i = 0; i < cli->npaths; i++)
-            if (!(cli->runs[i] = gl_cli_load_with(cli->paths[i], &cli->load)))
+        /* several databases one at a time: stdout held until every one
+         * was read (without a temporary file: all loaded first, as for
+         * any verb) */
+        cli->lazy = cli->cmd->spec->one_at_a_time && cli->npaths > 1 && (!use_stdout || (cli->held = tmpfile()));
+        for (int i = 0; !cli->lazy && i < cli->npaths; i++)
+            if (!gl_cli_run(cli, i))
                 return 2;
-        if (cli->device != -2 && device_missing(cli))
+        if (!cli->lazy && device_missing(cli))
             return 2;
     }
-    cli->out = stdout;
-    if ((cli->cmd->needs & GL_NEEDS_OUTPUT) && !(cli->out = gl_open_out(cli->output)))
+    cli->out = cli->held ? cli->held : stdout;
+    if ((cli->cmd->needs & GL_NEEDS_OUTPUT) && !use_stdout && !(cli->out = gl_open_out(cli->output)))
         return 2;
     return 0;
 }
 
+/* What the temporary held for stdout, onto stdout: 0, or 2 after saying
+ * why (a read of the temporary failed; a failed write to stdout is
+ * gl_check_stdout's to say). */
+static int release_stdout(struct gl_cli *cli)
+{
+    char buf[1 << 14];
+    size_t n;
+    errno = 0;
+    int failed = fflush(cli->held) != 0 || ferror(cli->held) || fseek(cli->held, 0, SEEK_SET) != 0;
+    while (!failed && (n = fread(buf, 1, sizeof buf, cli->held)) > 0)
+        fwrite(buf, 1, n, stdout);
+    if (failed || ferror(cli->held))
+        return gl_cli_fail(cli, "the temporary file that held the output failed: %s", strerror(errno ? errno : EIO));
+    return 0;
+}
+
 /* Close the output (dropped when the verb failed: no partial file) and
- * free the rest; the exit code, 2 when writing the output failed. */
+ * free the rest; the exit code, 2 when writing the output failed. A lazy
+ * verb's --device is checked here, when every run was seen. */
 static int done(struct gl_cli *cli, int rc)
 {
+    if (rc != 2 && cli->lazy && device_missing(cli))
+        rc = 2;
+    if (cli->held) {
+        if (rc != 2 && release_stdout(cli))
+            rc = 2;
+        fclose(cli->held);
+        cli->out = stdout;
+    }
     if (cli->out && gl_close_out(cli->out, rc == 2))
         rc = 2;
     for (int i = 0; cli->runs && i < cli->npaths; i++)

@@ -44,6 +44,14 @@ struct gl_cmd_spec {
     /* Before the options: forget those of an earlier run in this process
      * (the reader's fuzz target runs the verbs again and again; NULL: none). */
     void (*reset)(void);
+    /* The verb takes its runs one at a time (gl_cli_run, gl_cli_release),
+     * so that with several databases the memory is that of the largest,
+     * not of all of them: they are loaded on demand, what the verb writes
+     * to stdout is held in a temporary file until every database was read
+     * (a bad one among good ones: exit 2 and nothing on stdout), and a
+     * --device none of them has is said at the end. One database is
+     * loaded before the verb runs, as for any verb. */
+    int one_at_a_time;
 };
 
 /* A row of the command table (main.c). */
@@ -64,9 +72,14 @@ struct gl_cli {
     int have_rules;
     char **paths;           /* the databases named */
     int npaths;
-    struct gl_run **runs;   /* loaded (GL_NEEDS_DBS, _ONE_DB, _TWO_DBS), in the order named */
+    struct gl_run **runs;   /* loaded (GL_NEEDS_DBS, _ONE_DB, _TWO_DBS), in the order named; a
+                               one_at_a_time verb reads them through gl_cli_run instead */
     struct gl_load load;    /* what the verb asks the load for beyond every verb's (its opt or check) */
-    FILE *out;              /* -o FILE or stdout */
+    FILE *out;              /* -o FILE or stdout (or the temporary that holds stdout) */
+    int lazy;               /* runs loaded on demand (one_at_a_time, several databases) */
+    FILE *held;             /* the temporary file standing in for stdout until the end, or NULL */
+    unsigned char seen_dev[GL_MAX_DEVICES]; /* devices of the runs loaded so far (--device) */
+    int seen_any, seen_device; /* a device seen at all; the --device one seen */
 };
 
 /* Everything for one verb: argv[0] is the verb's name. */
@@ -75,6 +88,11 @@ int gl_cli_main(const struct gl_cmd *cmd, int argc, char **argv);
 int gl_cli_fail(const struct gl_cli *cli, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Is the chosen --format this word? */
 int gl_cli_format(const struct gl_cli *cli, const char *word);
+/* Run i of a one_at_a_time verb, loaded now if it is not (NULL after the
+ * one-line error: the verb returns 2). */
+struct gl_run *gl_cli_run(struct gl_cli *cli, int i);
+/* Free run i (a later gl_cli_run loads it again). */
+void gl_cli_release(struct gl_cli *cli, int i);
 /* Load one database (also for GL_NEEDS_PATHS verbs): NULL after printing
  * the one-line error (the verb exits 2); rows skipped for breaking an
  * invariant are named in one line on stderr. */

@@ -1,5 +1,6 @@
 /* cmd_holes.c — `gpuledger holes DB...`: hole density of stream-ordered
- * pools and reserved VA ranges (method in docs/report.md, `holes`). */
+ * pools and reserved VA ranges (method in docs/report.md, `holes`); one
+ * database at a time (cli.h, one_at_a_time). */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -44,6 +45,7 @@ const struct gl_cmd_spec gl_holes_spec = {
     .opt = opt,
     .reset = reset,
     .loads = GL_LOAD_HEAPS,
+    .one_at_a_time = 1,
 };
 
 int cmd_holes(struct gl_cli *cli)
@@ -56,22 +58,26 @@ int cmd_holes(struct gl_cli *cli)
         struct gl_pool_holes *h;
         size_t nh;
         struct gl_heaps_view hv;
-        if (gl_heaps_view(&hv, cli->runs[i])) {
+        struct gl_run *r = gl_cli_run(cli, i);
+        if (!r)
+            return 2;
+        if (gl_heaps_view(&hv, r)) {
             int rc = gl_cli_fail(cli, "%s", hv.err);
             gl_heaps_view_free(&hv);
             return rc;
         }
-        gl_holes(cli->runs[i], have_pool ? &pool : NULL, &h, &nh);
+        gl_holes(r, have_pool ? &pool : NULL, &h, &nh);
         if (json) {
-            gl_render_holes_json(&j, cli->runs[i], h, nh);
+            gl_render_holes_json(&j, r, h, nh);
             gl_heaps_json(&j, "heaps", &hv, cli->top);
             gl_jw_end(&j);
         } else {
-            gl_render_holes_text(cli->out, cli->runs[i], h, nh, hv.n, series);
+            gl_render_holes_text(cli->out, r, h, nh, hv.n, series);
             gl_heaps_text(cli->out, &hv, cli->top, series, 1);
         }
         gl_heaps_view_free(&hv);
         gl_holes_free(h, nh);
+        gl_cli_release(cli, i);
     }
     if (json)
         gl_jw_end_processes(&j);

@@ -2,7 +2,7 @@
  * freed, grouped by the stack that made them, biggest first; memory still
  * held by a caching allocator at exit is listed apart. --lifetime-ms adds
  * long-lived allocations; --steps finds stacks whose live bytes grow step
- * after step. */
+ * after step. One database at a time (cli.h, one_at_a_time). */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -65,6 +65,7 @@ const struct gl_cmd_spec gl_leaks_spec = {
     .check = check,
     .reset = reset,
     .loads = GL_LOAD_HEAPS,
+    .one_at_a_time = 1,
 };
 
 int cmd_leaks(struct gl_cli *cli)
@@ -77,7 +78,10 @@ int cmd_leaks(struct gl_cli *cli)
     q.rules = &cli->rules;
     for (int i = 0; i < cli->npaths; i++) {
         struct gl_leaks_view v;
-        gl_leaks_view(&v, cli->runs[i], &q);
+        struct gl_run *r = gl_cli_run(cli, i);
+        if (!r)
+            return 2;
+        gl_leaks_view(&v, r, &q);
         if (v.heaps.err[0])
             fprintf(stderr, "gpuledger leaks: %s\n", v.heaps.err);
         if (json)
@@ -85,6 +89,7 @@ int cmd_leaks(struct gl_cli *cli)
         else
             gl_render_leaks_text(cli->out, &v, cli->top);
         gl_leaks_view_free(&v);
+        gl_cli_release(cli, i);
     }
     if (json)
         gl_jw_end_processes(&j);

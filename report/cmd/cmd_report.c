@@ -1,14 +1,17 @@
 /* cmd_report.c — `gpuledger report DB...`: the one-screen summary (text),
  * the full answer as JSON (a dossier per database, dossier.c, rendered by
  * render_text.c / render_json.c), or the interactive HTML page
- * (html_app.c); with --at WHEN, the ledger at that moment (moment.c). */
-#include <stdlib.h>
+ * (html_app.c); with --at WHEN, the ledger at that moment (moment.c).
+ * One database at a time (cli.h, one_at_a_time): the memory is that of
+ * the largest, however many are named. */
+#include <stdio.h>
 
 #include "cli.h"
 #include "commands.h"
 #include "dossier.h"
 #include "help.h"
 #include "html_app.h"
+#include "json.h"
 
 static const char *at_when;
 
@@ -32,62 +35,69 @@ static const struct option opts[] = {{"at", required_argument, NULL, 'a'}, {NULL
 
 const struct gl_cmd_spec gl_report_spec = {
     .usage = gl_usage_report, .formats = "text|json|html", .top = 10, .opts = opts, .opt = opt, .check = check,
-    .loads = GL_LOAD_HEAPS};
+    .loads = GL_LOAD_HEAPS, .one_at_a_time = 1};
 
-/* The --at moment of every run: 0, or 2 after saying why. */
-static int moments(struct gl_cli *cli, struct gl_moment *m)
+/* One process of the text or JSON report: its dossier built, rendered,
+ * added to the totals and freed. */
+static void dossier(struct gl_cli *cli, struct gl_run *r, const struct gl_moment *at, size_t i, struct gl_json *j,
+                    struct gl_report_totals *t)
 {
-    char err[GL_ERR_MAX];
-    for (int i = 0; at_when && i < cli->npaths; i++)
-        if (gl_moment_at(cli->runs[i], at_when, &m[i], err, sizeof err))
-            return gl_cli_fail(cli, "%s", err);
-    return 0;
+    struct gl_dossier d;
+    struct gl_dossier_opts o = {cli->device, &cli->rules, at};
+    if (gl_dossier_build(&d, r, &o))
+        fprintf(stderr, "gpuledger: %s\n", d.heaps.err);
+    if (gl_cli_format(cli, "json"))
+        gl_render_json_process(j, &d, cli->top);
+    else
+        gl_render_text_process(cli->out, &d, i, cli->top);
+    gl_report_totals_add(t, &d);
+    gl_dossier_free(&d);
 }
 
-/* The HTML page: each run's view built and written in turn. 0, or 2 (out
- * of memory). */
-static int html(struct gl_cli *cli, const struct gl_moment *const *at, size_t n)
+/* One process of the HTML page: 0, or 2 (out of memory). */
+static int html(struct gl_cli *cli, struct gl_run *r, const struct gl_moment *at, size_t i)
 {
-    int rc = 0;
-    gl_render_html_begin(cli->out, cli->runs, n);
-    for (size_t i = 0; i < n && !rc; i++) {
-        struct gl_html_opts ho = {&cli->rules, cli->device, at[i], 0, 0};
-        struct gl_html_view v;
-        rc = gl_html_view(&v, cli->runs[i], &ho);
-        if (!rc)
-            gl_render_html_process(cli->out, &v, i);
-        gl_html_view_free(&v);
-    }
-    gl_render_html_end(cli->out);
+    struct gl_html_opts ho = {&cli->rules, cli->device, at, 0, 0};
+    struct gl_html_view v;
+    int rc = gl_html_view(&v, r, &ho);
+    if (!rc)
+        gl_render_html_process(cli->out, &v, i);
+    gl_html_view_free(&v);
     return rc ? 2 : 0;
 }
 
+/* Each database in turn: loaded, its --at moment found, its part of the
+ * report built, written and freed, then the run freed; the page's or the
+ * document's head once the first run was read (a bad --at or database
+ * gives exit 2 before anything is written), its end and the totals last. */
 int cmd_report(struct gl_cli *cli)
 {
-    size_t n = (size_t)cli->npaths;
-    struct gl_moment *m = calloc(n, sizeof *m);
-    const struct gl_moment **at = calloc(n, sizeof(void *)); /* pointers into m */
-    struct gl_dossier *ds = calloc(n, sizeof *ds);
-    int rc = !m || !at || !ds ? 2 : moments(cli, m);
-    for (size_t i = 0; !rc && at_when && i < n; i++)
-        at[i] = &m[i];
-    if (!rc && gl_cli_format(cli, "html")) {
-        rc = html(cli, at, n);
-    } else if (!rc) {
-        for (size_t i = 0; i < n; i++) {
-            struct gl_dossier_opts o = {cli->device, &cli->rules, at[i]};
-            if (gl_dossier_build(&ds[i], cli->runs[i], &o))
-                fprintf(stderr, "gpuledger: %s\n", ds[i].heaps.err);
-        }
-        if (gl_cli_format(cli, "json"))
-            gl_render_json(cli->out, ds, n, cli->top);
+    int json = gl_cli_format(cli, "json"), page = gl_cli_format(cli, "html"), rc = 0;
+    struct gl_report_totals t = {0, 0, 0};
+    struct gl_json j = {0};
+    char err[GL_ERR_MAX];
+    for (int i = 0; i < cli->npaths && !rc; i++) {
+        struct gl_run *r = gl_cli_run(cli, i);
+        struct gl_moment m;
+        if (!r)
+            return 2;
+        if (at_when && gl_moment_at(r, at_when, &m, err, sizeof err))
+            return gl_cli_fail(cli, "%s", err);
+        if (i == 0 && page)
+            gl_render_html_begin(cli->out, cli->npaths == 1 ? r : NULL);
+        else if (i == 0 && json)
+            gl_render_json_begin(&j, cli->out);
+        if (page)
+            rc = html(cli, r, at_when ? &m : NULL, (size_t)i);
         else
-            gl_render_text(cli->out, ds, n, cli->top);
-        for (size_t i = 0; i < n; i++)
-            gl_dossier_free(&ds[i]);
+            dossier(cli, r, at_when ? &m : NULL, (size_t)i, &j, &t);
+        gl_cli_release(cli, i);
     }
-    free(ds);
-    free(at);
-    free(m);
+    if (page)
+        gl_render_html_end(cli->out);
+    else if (json)
+        gl_render_json_end(&j, &t);
+    else
+        gl_render_text_end(cli->out, &t);
     return rc;
 }

@@ -15,16 +15,16 @@ extern const char gl_asset_flame_js[];
 extern const char gl_asset_panels_js[];
 extern const char gl_asset_app_js[];
 
-void gl_render_html_begin(FILE *f, struct gl_run **runs, size_t n)
+void gl_render_html_begin(FILE *f, const struct gl_run *lone)
 {
     fputs("<!doctype html>\n<html lang=en><head><meta charset=utf-8>\n"
           "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
           "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
           "<meta name=viewport content=\"width=device-width,initial-scale=1\">\n<title>gpuledger report",
           f);
-    if (n == 1) {
+    if (lone) {
         fputs(" — ", f);
-        gl_xml_str(f, runs[0]->cmdline);
+        gl_xml_str(f, lone->cmdline);
     }
     fprintf(f, "</title>\n<style>\n%s</style>\n</head><body>\n"
                "<noscript>This report is drawn by JavaScript, which is off. "

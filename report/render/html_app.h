@@ -9,8 +9,9 @@
 #include "html_data.h"
 
 /* The page around the runs' data: begin (the title names a lone run's
- * command), each process's view in turn (i: its index), end. */
-void gl_render_html_begin(FILE *f, struct gl_run **runs, size_t n);
+ * command: `lone`, NULL with several), each process's view in turn (i:
+ * its index), end. */
+void gl_render_html_begin(FILE *f, const struct gl_run *lone);
 void gl_render_html_process(FILE *f, const struct gl_html_view *v, size_t i);
 void gl_render_html_end(FILE *f);
 

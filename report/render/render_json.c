@@ -264,7 +264,7 @@ void gl_retention_path_json(struct gl_json *j, const struct gl_retention_path *p
     gl_jw_end(j);
 }
 
-static void process(struct gl_json *j, struct gl_dossier *d, int top)
+void gl_render_json_process(struct gl_json *j, struct gl_dossier *d, int top)
 {
     struct gl_run *r = d->run;
     gl_jw_obj(j, NULL);
@@ -335,27 +335,22 @@ static void process(struct gl_json *j, struct gl_dossier *d, int top)
     gl_jw_end(j);
 }
 
-void gl_render_json(FILE *f, struct gl_dossier *ds, size_t n, int top)
+void gl_render_json_begin(struct gl_json *j, FILE *f)
 {
-    uint64_t peak = 0, leak = 0;
-    struct gl_json j;
-    gl_jw_init(&j, f);
-    gl_jw_obj(&j, NULL);
-    gl_jw_str(&j, "gpuledger_version", GL_VERSION);
-    gl_jw_arr(&j, "processes");
-    for (size_t i = 0; i < n; i++) {
-        process(&j, &ds[i], top);
-        for (int k = 0; k < ds[i].ndevs; k++) {
-            peak += ds[i].devs[k].dev->peak;
-            leak += ds[i].devs[k].leak_bytes;
-        }
-    }
-    gl_jw_end(&j);
-    gl_jw_obj(&j, "total");
-    gl_jw_u64(&j, "processes", n);
-    gl_jw_u64(&j, "peak_bytes", peak);
-    gl_jw_u64(&j, "leak_bytes", leak);
-    gl_jw_end(&j);
-    gl_jw_end(&j);
-    fputc('\n', f);
+    gl_jw_init(j, f);
+    gl_jw_obj(j, NULL);
+    gl_jw_str(j, "gpuledger_version", GL_VERSION);
+    gl_jw_arr(j, "processes");
+}
+
+void gl_render_json_end(struct gl_json *j, const struct gl_report_totals *t)
+{
+    gl_jw_end(j);
+    gl_jw_obj(j, "total");
+    gl_jw_u64(j, "processes", t->processes);
+    gl_jw_u64(j, "peak_bytes", t->peak_bytes);
+    gl_jw_u64(j, "leak_bytes", t->leak_bytes);
+    gl_jw_end(j);
+    gl_jw_end(j);
+    fputc('\n', j->f);
 }

@@ -356,18 +356,18 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
     }
 }
 
-void gl_render_text(FILE *f, struct gl_dossier *ds, size_t n, int top)
+void gl_render_text_process(FILE *f, struct gl_dossier *d, size_t i, int top)
 {
-    uint64_t total = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (i)
-            fputc('\n', f);
-        one(f, &ds[i], top);
-        for (int k = 0; k < ds[i].ndevs; k++)
-            total += ds[i].devs[k].dev->peak;
-    }
-    if (n > 1) {
+    if (i)
+        fputc('\n', f);
+    one(f, d, top);
+}
+
+void gl_render_text_end(FILE *f, const struct gl_report_totals *t)
+{
+    if (t->processes > 1) {
         char b[32];
-        fprintf(f, "\ntotal over %zu processes: sum of per-device peaks %s\n", n, gl_fmt_bytes(total, b, sizeof b));
+        fprintf(f, "\ntotal over %zu processes: sum of per-device peaks %s\n", t->processes,
+                gl_fmt_bytes(t->peak_bytes, b, sizeof b));
     }
 }
