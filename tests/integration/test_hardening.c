@@ -688,6 +688,93 @@ static void test_device_option(void **state)
     assert_int_equal(r.status, 0);
 }
 
+/* Several databases, one at a time (report, leaks, holes: cli.h,
+ * one_at_a_time): a bad database among good ones, first, between or last,
+ * is exit 2 with its one line and nothing on stdout (what the good ones
+ * gave is held until every one was read), and no -o file; a --device none
+ * of them has is the same line as when all were loaded first, with nothing
+ * on stdout; what stdout gets is what -o FILE gets, byte for byte. */
+static void test_fleet_one_at_a_time(void **state)
+{
+    (void)state;
+    make("demo.db", PROG("demo"), NULL);
+    make("l3.db", NULL, "leaks3");
+    make("two.db", NULL, "devices");
+    char bad[1024], out[1024];
+    snprintf(bad, sizeof bad, "%s/bad.db", h_dir());
+    snprintf(out, sizeof out, "%s/out.txt", h_dir());
+    FILE *f = fopen(bad, "w");
+    assert_non_null(f);
+    fputs("hello\n", f);
+    fclose(f);
+    static const char *const v[][4] = {{"report"}, {"report", "--format", "json"}, {"report", "--format", "html"},
+                                       {"leaks"},  {"leaks", "--format", "json", "--steps"}, {"holes"},
+                                       {"holes", "--format", "json"}};
+    static const char *const sets[][3] = {{"bad.db", "demo.db", "l3.db"}, {"demo.db", "bad.db", "l3.db"},
+                                          {"demo.db", "l3.db", "bad.db"}};
+    for (int k = 0; k < 7; k++)
+        for (int s = 0; s < 3; s++) {
+            const char *argv[12] = {GL};
+            int n = 1;
+            for (int q = 0; q < 4 && v[k][q]; q++)
+                argv[n++] = v[k][q];
+            for (int d = 0; d < 3; d++)
+                argv[n++] = sets[s][d];
+            h_run(&r, NULL, argv);
+            if (r.status != 2 || r.out[0] ||
+                strcmp(r.err, "gpuledger: bad.db: not a SQLite database (6 bytes, shorter than SQLite's header)\n"))
+                fail_msg("%s %s, bad.db at %d: exit %d, %zu bytes on stdout\n%s", v[k][0], v[k][1] ? v[k][1] : "",
+                         s, r.status, strlen(r.out), r.err);
+        }
+    h_run(&r, NULL, ARGV(GL, "report", "-o", "out.txt", "demo.db", "l3.db", "bad.db"));
+    assert_int_equal(r.status, 2);
+    assert_string_equal(h_listing(h_dir(), 1), ".stderr .stdout bad.db demo.db l3.db two.db");
+    /* --device 7: the line of a load of them all, stdout empty, no -o file */
+    static const char *const dv[][4] = {{"report"}, {"report", "--format", "json"}, {"report", "--format", "html"},
+                                        {"leaks"}, {"leaks", "--format", "json"}};
+    for (int k = 0; k < 5; k++) {
+        const char *argv[12] = {GL};
+        int n = 1;
+        for (int q = 0; q < 4 && dv[k][q]; q++)
+            argv[n++] = dv[k][q];
+        argv[n++] = "--device";
+        argv[n++] = "7";
+        argv[n++] = "demo.db";
+        argv[n++] = "two.db";
+        h_run(&r, NULL, argv);
+        char want[128];
+        snprintf(want, sizeof want, "gpuledger %s: none of the 2 databases has device 7 (devices there: 0, 1)\n",
+                 dv[k][0]);
+        assert_string_equal(r.err, want);
+        assert_string_equal(r.out, "");
+        assert_int_equal(r.status, 2);
+    }
+    h_run(&r, NULL, ARGV(GL, "report", "--device", "7", "-o", "out.txt", "demo.db", "two.db"));
+    assert_int_equal(r.status, 2);
+    assert_string_equal(h_listing(h_dir(), 1), ".stderr .stdout bad.db demo.db l3.db two.db");
+    h_run(&r, NULL, ARGV(GL, "report", "--device", "1", "demo.db", "two.db")); /* one of them has it */
+    assert_int_equal(r.status, 0);
+    h_expect(r.out, "\ntotal over 2 processes: sum of per-device peaks ");
+    /* stdout (held in a temporary) and -o FILE: the same bytes */
+    static const char *const fmt[] = {"text", "json", "html"};
+    for (int k = 0; k < 3; k++) {
+        h_run(&r, NULL, ARGV(GL, "report", "--format", fmt[k], "-o", "out.txt", "demo.db", "l3.db", "two.db"));
+        assert_int_equal(r.status, 0);
+        h_run(&r, NULL, ARGV(GL, "report", "--format", fmt[k], "demo.db", "l3.db", "two.db"));
+        assert_int_equal(r.status, 0);
+        f = fopen(out, "rb");
+        assert_non_null(f);
+        static char file[sizeof r.out];
+        size_t got = fread(file, 1, sizeof file - 1, f);
+        fclose(f);
+        file[got] = 0;
+        assert_true(got > 1000 && got < sizeof file - 1);
+        assert_int_equal(got, strlen(r.out));
+        assert_string_equal(file, r.out);
+        unlink(out);
+    }
+}
+
 /* --top: a positive number. */
 static void test_top_option(void **state)
 {
@@ -826,6 +913,7 @@ int main(void)
         cmocka_unit_test_teardown(test_size_arguments, h_teardown),
         cmocka_unit_test_teardown(test_plurals, h_teardown),
         cmocka_unit_test_teardown(test_device_option, h_teardown),
+        cmocka_unit_test_teardown(test_fleet_one_at_a_time, h_teardown),
         cmocka_unit_test_teardown(test_top_option, h_teardown),
         cmocka_unit_test_teardown(test_export_what, h_teardown),
         cmocka_unit_test_teardown(test_rule_one_field, h_teardown),
