@@ -763,8 +763,9 @@ static void test_closure_loop(void **state)
     sqlite3_close(db);
 }
 
-/* A private pool's blocks (a CUDA graph's, torch.cuda.MemPool's): named
- * private_pool with their pool's id, held by design (not leaks). */
+/* Two private pools' blocks (torch.cuda.MemPool's, as a CUDA graph's),
+ * made by the same line: named private_pool with their pool's id, one
+ * category and one ledger row per pool, held by design (not leaks). */
 static void test_private_pool(void **state)
 {
     (void)state;
@@ -781,16 +782,20 @@ static void test_private_pool(void **state)
           ARGV(GL, "run", "-q", "-o", path, "--", "/usr/bin/env", "python3", src("tests/progs/py_graph_pool.py")));
     if (r.status != 0)
         fail_msg("py_graph_pool.py: exit %d\n%s\n%s", r.status, r.out, r.err);
-    assert_non_null(strstr(r.out, "pool 0 1\n"));
-    /* pool (0, 1): its second half with bit 63 set */
+    assert_non_null(strstr(r.out, "pools 0 1 0 2\n"));
+    /* pools (0, 1) and (0, 2): their second half with bit 63 set */
     sqlite3 *db = h_open(path);
     assert_string_equal(h_text(db, "SELECT group_concat(requested || ':' || printf('%x', pool), ' ') FROM (SELECT * "
                                    "FROM tensor_blocks ORDER BY id)"),
-                        "4096:8000000000000001 1000:8000000000000001 8192:0");
+                        "4096:8000000000000001 1000:8000000000000001 2048:8000000000000002 8192:0");
     sqlite3_close(db);
     report_says(path, ARGV("report"),
-                ARGV("    by category: other 8.00 KiB (62%), private_pool 5.00 KiB (38%)\n",
+                ARGV("    by category: other 8.00 KiB (53%), private_pool (0, 1) 5.00 KiB (33%), private_pool (0, 2) "
+                     "2.00 KiB (13%)\n",
                      "held by a caching allocator (not a leak)"));
+    report_says(path, ARGV("report", "--format", "json"),
+                ARGV("{\"category\":\"private_pool (0, 1)\",\"pool_id\":[0,1],\"bytes\":5120,\"count\":2,",
+                     "{\"category\":\"private_pool (0, 2)\",\"pool_id\":[0,2],\"bytes\":2048,\"count\":1,"));
     h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "0", path));
     assert_int_equal(r.status, 0);
 }
