@@ -227,6 +227,9 @@ static void device(struct gl_json *j, struct gl_dossier *ds, struct gl_dev_view 
         for (int k = 0; k < 2; k++) {
             gl_jw_obj(j, k ? "end" : "peak");
             gl_jw_i64(j, "seq", pts[k]->seq);
+            gl_jw_i64(j, "ts_ns", pts[k]->ts_ns);
+            if (!k) /* the sample nearest the peak: its distance (< 0: before it) */
+                gl_jw_i64(j, "from_peak_ns", pts[k]->from_peak_ns);
             gl_jw_u64(j, "process_bytes", pts[k]->process);
             gl_jw_u64(j, "ledger_bytes", pts[k]->ledger);
             gl_jw_u64(j, "outside_bytes", gl_usage_outside(pts[k]));

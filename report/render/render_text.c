@@ -159,7 +159,7 @@ static void failed_frees(FILE *f, struct gl_dossier *ds)
  * ledger; without NVML, cudaMemGetInfo's estimate and no such sum. */
 static void outside_api(FILE *f, const struct gl_usage *us)
 {
-    char b[32], t[32], u[32], w[32], x[32];
+    char b[32], t[32], u[32], w[32], x[32], near[64] = "";
     if (us->unknown) {
         fputs("  outside any allocation API: not measured (NVML not found: set GPULEDGER_NVML_LIB; one "
               "cudaMemGetInfo sample only)\n",
@@ -168,8 +168,13 @@ static void outside_api(FILE *f, const struct gl_usage *us)
     }
     if (!us->source[0])
         return;
-    fprintf(f, "  outside any allocation API: %s at the peak, %s at the end (",
-            gl_fmt_bytes(gl_usage_outside(&us->peak), b, sizeof b), gl_fmt_bytes(gl_usage_outside(&us->end), t, sizeof t));
+    if (us->peak.from_peak_ns) { /* the sample nearest the peak, not at it */
+        char d[48];
+        snprintf(near, sizeof near, " (%s)", gl_usage_from_peak_text(us->peak.from_peak_ns, "it", d, sizeof d));
+    }
+    fprintf(f, "  outside any allocation API: %s at the peak%s, %s at the end (",
+            gl_fmt_bytes(gl_usage_outside(&us->peak), b, sizeof b), near,
+            gl_fmt_bytes(gl_usage_outside(&us->end), t, sizeof t));
     if (!strcmp(us->source, "cudaMemGetInfo"))
         fputs("NVML was not available, so the process's own figure is not known; ", f);
     else if (us->end.process < us->end.ledger)
