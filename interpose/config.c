@@ -65,7 +65,9 @@ const struct gl_config_var gl_config_vars[] = {
     ENUM("CLOCK", clock_tsc, 1, "auto", clock_words, "auto/tsc/monotonic", "time stamps: auto (TSC), monotonic"),
     BOOL("NVML", nvml, 1, "0: never load NVML (the process's own figure from cuMemGetInfo)"),
     STRING("NVML_LIB", nvml_lib, "libnvidia-ml.so.1", "the NVML library to load"),
-    BOOL("QUIET", quiet, 0, "1: no informational lines"),
+    BOOL("QUIET", quiet, 0,
+         "1: no informational lines ('wrote DB', a database written under another name, the PyTorch shim's "
+         "build); errors still print; gpuledger run -q sets it"),
     SIZE("BUDGET", budget,
          "keep the database under this size (e.g. 1G; 0: no limit): docs/bounded-recording.md"),
     STRING("MANIFEST", manifest, NULL, NULL),

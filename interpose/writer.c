@@ -80,7 +80,7 @@ static struct gl_store *open_store(void)
                       strerror(errno));
         return NULL;
     }
-    if (strcmp(chosen, pattern_out))
+    if (strcmp(chosen, pattern_out) && !gl_st.cfg.quiet)
         gl_warn("%s exists already; writing %s instead", pattern_out, chosen);
     if (!realpath(chosen, abspath))
         snprintf(abspath, sizeof abspath, "%s", chosen);

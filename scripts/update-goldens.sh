@@ -78,6 +78,7 @@ if [ "${1:-}" = --record ]; then
   record torch-demand FAKECUDA_MEM_BYTES=67108864 torchalloc demand
   record torch-expandable torchalloc expandable
   record_py torch-grow-oom FAKECUDA_MEM_BYTES=67108864 py_grow_oom.py
+  record_py torch-pools py_graph_pool.py
   if [ -x "$BUILD/tests/pyembed" ]; then
     record python pyembed "$SRC/tests/golden/py_golden.py"
   else

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pool_id.h"
 #include "u64map.h"
 
 void gl_groups_free(struct gl_groups *g)
@@ -40,8 +41,12 @@ static struct gl_group *group_add(struct grouper *gr, const struct gl_alloc *a)
 {
     uint64_t pos;
     struct gl_groups *g = gr->g;
-    /* one group per stack and category by identity or lifetime */
-    uint64_t key = (uint64_t)a->stack_id << 8 | a->cat;
+    /* one group per stack and category by identity or lifetime; a private
+     * pool's per pool (bit 63 apart from the others, the pool's index below
+     * the stack's) */
+    uint64_t key = a->cat == GL_CAT_PRIVATE_POOL
+                       ? 1ULL << 63 | (uint64_t)a->stack_id << 20 | (gl_private_pool_index(a->pool) & 0xfffff)
+                       : (uint64_t)a->stack_id << 8 | a->cat;
     if (!gl_u64map_get(&gr->idx, key, &pos)) {
         if (g->n == gr->cap) {
             gr->cap = gr->cap ? gr->cap * 2 : 64;
@@ -378,8 +383,9 @@ void gl_groups_merge_chains(struct gl_groups *g, struct gl_stacks *s)
         size_t at = 0;
         if (gi->what) /* a row no stack made stays its own */
             at = (size_t)snprintf(sig, sizeof sig, "\x1f%s\x1f", gi->what);
-        else if (gi->sample && gi->sample->cat) /* one chain per category by identity or lifetime */
-            at = (size_t)snprintf(sig, sizeof sig, "\x1f%d\x1f", gi->sample->cat);
+        else if (gi->sample && gi->sample->cat) /* one chain per category by identity or lifetime (and pool) */
+            at = (size_t)snprintf(sig, sizeof sig, "\x1f%d:%llx\x1f", gi->sample->cat,
+                                  gi->sample->cat == GL_CAT_PRIVATE_POOL ? (unsigned long long)gi->sample->pool : 0ULL);
         gl_stack_signature(gl_stack_get(s, gi->stack_id), sig + at, sizeof sig - at);
         uint64_t h = 1469598103934665603ULL, pos;
         for (const char *p = sig; *p; p++)

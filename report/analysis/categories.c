@@ -2,6 +2,7 @@
  * rules of the form CATEGORY FIELD REGEX, tried in order, built in or from
  * --rules FILE; and which categories are held at exit by design. */
 #include "frames.h"
+#include "pool_id.h"
 
 #include <regex.h>
 #include <stdio.h>
@@ -172,7 +173,7 @@ const char *gl_cat_name(int cat)
     case GL_CAT_XLA_ARENA:
         return "xla_arena";
     case GL_CAT_PRIVATE_POOL:
-        return "private_pool";
+        return GL_PRIVATE_POOL;
     default:
         return cat > 0 && cat < GL_TAG_COUNT ? gl_tag_name(cat) : NULL;
     }
@@ -190,7 +191,8 @@ static int rule_excluded(const struct gl_rule *rule, const struct gl_alloc *a)
 
 const char *gl_categorize(const struct gl_rules *r, struct gl_stacks *s, const struct gl_alloc *a)
 {
-    const char *known = gl_cat_name(a->cat);
+    /* a private pool's blocks: one category per pool, "private_pool (0, 1)" */
+    const char *known = a->cat == GL_CAT_PRIVATE_POOL ? gl_private_pool_label(a->pool) : gl_cat_name(a->cat);
     const struct gl_stack *st = known && (a->flags & GL_AF_TAGGED) ? NULL : gl_stack_get(s, a->stack_id);
     if (known && st) /* by lifetime: a library's workspace stays one wherever it was made */
         for (size_t i = 0; i < r->n; i++)
@@ -212,5 +214,5 @@ int gl_is_cached_category(const char *cat)
      * arena, the blocks of a PyTorch private pool (what a captured graph
      * holds): held at exit by design, not leaks */
     return cat && (!strcmp(cat, "allocator_cache") || !strcmp(cat, "static") || !strcmp(cat, "graph_pool") ||
-                   !strcmp(cat, "xla_arena") || !strcmp(cat, "private_pool"));
+                   !strcmp(cat, "xla_arena") || gl_is_private_pool(cat, NULL));
 }

@@ -318,14 +318,16 @@ static void outside_finding(struct gl_diagnosis *dg, struct gl_dossier *d, struc
     struct gl_finding *f = add(dg, "outside", v->dev->device, u->peak.seq, d->run);
     if (!f)
         return;
-    char a[32], b[32], c[32];
+    char a[32], b[32], c[32], near[64];
     f->bytes = out;
     snprintf(f->sentence, sizeof f->sentence,
-             "%s of the process's %s at the peak is outside any allocation API (the CUDA context, modules, "
+             "%s of the process's %s %s the peak is outside any allocation API (the CUDA context, modules, "
              "libraries' own).",
-             gl_fmt_bytes(out, a, sizeof a), gl_fmt_bytes(u->peak.process, b, sizeof b));
-    gl_finding_evidence(f, "process %s = ledger %s + %s outside (%s)", b, gl_fmt_bytes(u->peak.ledger, c, sizeof c), a,
-             gl_usage_source_text(u->source));
+             gl_fmt_bytes(out, a, sizeof a), gl_fmt_bytes(u->peak.process, b, sizeof b),
+             u->peak.from_peak_ns ? "near" : "at");
+    gl_finding_evidence(f, "process %s = ledger %s + %s outside, %s (%s)", b, gl_fmt_bytes(u->peak.ledger, c, sizeof c),
+                        a, gl_usage_from_peak_text(u->peak.from_peak_ns, "the peak", near, sizeof near),
+                        gl_usage_source_text(u->source));
     snprintf(f->remedy, sizeof f->remedy, "CUDA_MODULE_LOADING=LAZY loads only the kernels used");
 }
 

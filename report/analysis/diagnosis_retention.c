@@ -7,20 +7,24 @@
  * first (an OOM's at the OOM; growth's at a step that grew, then at exit,
  * then at an OOM), the one nearest the finding's event among those. The
  * paths are grouped by their root (a global, a local, an attribute); the
- * sentence gains "Kept alive by: PATH." for the root holding the most of the finding's blocks (the path to its
- * newest), the remedy names the root's line, and the evidence gives the
- * search's moment, step and cost and up to three roots. */
+ * sentence gains "Kept alive by: PATH." for the root holding the most of the
+ * finding's bytes among all the roots (the path to its newest block), the
+ * remedy names the root's line, and the evidence gives the search's moment,
+ * step and cost, the three roots holding the most, and how many more roots
+ * there were and their bytes. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "diagnosis.h"
 #include "dossier.h"
+#include "grow.h"
 #include "model_retention.h"
 #include "retention.h"
 #include "u64map.h"
 #include "units.h"
 
-#define GL_KEPT_SHOWN 3 /* roots shown */
+#define GL_KEPT_SHOWN 3 /* roots shown, the ones holding the most */
 
 static int64_t dist(int64_t a, int64_t b) { return a > b ? a - b : b - a; }
 
@@ -78,25 +82,43 @@ static size_t root_len(const char *path)
     return arrow ? (size_t)(arrow - path) : strlen(path);
 }
 
-/* Fold p into the first GL_KEPT_SHOWN roots (the rest counted in *other). */
-static void add_root(struct root *roots, size_t *nroots, const struct gl_retention_path *p, size_t *other)
+/* The roots found so far. */
+struct roots {
+    struct root *v;
+    size_t n, cap;
+};
+
+/* Fold p into its root, a new one at the end if none has its text. 0, or
+ * -1 out of memory. */
+static int add_root(struct roots *rs, const struct gl_retention_path *p)
 {
     size_t len = root_len(p->path);
-    for (size_t i = 0; i < *nroots; i++) {
-        struct root *t = &roots[i];
+    for (size_t i = 0; i < rs->n; i++) {
+        struct root *t = &rs->v[i];
         if (t->len == len && !strncmp(t->newest->path, p->path, len)) {
             t->n++;
             t->bytes += p->bytes;
             if (p->block->seq > t->newest->block->seq)
                 t->newest = p;
-            return;
+            return 0;
         }
     }
-    if (*nroots == GL_KEPT_SHOWN) {
-        (*other)++;
-        return;
-    }
-    roots[(*nroots)++] = (struct root){p, len, 1, p->bytes};
+    if (gl_grow((void **)&rs->v, &rs->cap, rs->n, sizeof *rs->v, 8))
+        return -1;
+    rs->v[rs->n++] = (struct root){p, len, 1, p->bytes};
+    return 0;
+}
+
+/* The roots holding the most first; among equals, the one met first (a
+ * stable insertion sort: the roots of one search are few). */
+static void sort_roots(struct roots *rs)
+{
+    for (size_t i = 1; i < rs->n; i++)
+        for (size_t j = i; j > 0 && rs->v[j].bytes > rs->v[j - 1].bytes; j--) {
+            struct root t = rs->v[j];
+            rs->v[j] = rs->v[j - 1];
+            rs->v[j - 1] = t;
+        }
 }
 
 void gl_finding_kept_alive(struct gl_dossier *d, struct gl_finding *f)
@@ -110,9 +132,10 @@ void gl_finding_kept_alive(struct gl_dossier *d, struct gl_finding *f)
         gl_u64map_put(&blocks, f->blocks[i], 1);
     int moment = 0;
     int64_t at = pick_search(r, f, &blocks, &moment);
-    struct root roots[GL_KEPT_SHOWN];
-    size_t nroots = 0, npaths = 0, other = 0;
+    struct roots rs = {0};
+    size_t npaths = 0;
     uint64_t held = 0;
+    int oom = 0;
     const struct gl_retention_path *any = NULL;
     for (size_t i = 0; at && i < r->n_retention; i++) {
         const struct gl_retention_path *p = &r->retention[i];
@@ -121,20 +144,22 @@ void gl_finding_kept_alive(struct gl_dossier *d, struct gl_finding *f)
         npaths++;
         held += p->bytes;
         any = p;
-        add_root(roots, &nroots, p, &other);
+        if (add_root(&rs, p))
+            oom = 1;
     }
     gl_u64map_free(&blocks);
-    if (!npaths)
+    if (!npaths || !rs.n) {
+        free(rs.v);
         return;
-    /* the root holding the most first */
-    for (size_t i = 1; i < nroots; i++)
-        for (size_t j = i; j > 0 && roots[j].bytes > roots[j - 1].bytes; j--) {
-            struct root t = roots[j];
-            roots[j] = roots[j - 1];
-            roots[j - 1] = t;
-        }
+    }
+    sort_roots(&rs);
+    const struct root *roots = rs.v;
+    size_t shown = rs.n < GL_KEPT_SHOWN ? rs.n : GL_KEPT_SHOWN;
+    uint64_t more_bytes = 0;
+    for (size_t i = shown; i < rs.n; i++)
+        more_bytes += roots[i].bytes;
     const struct gl_retention_path *top = roots[0].newest;
-    char b[32], t[48], step[48] = "";
+    char b[32], mb[32], t[48], step[48] = "", more[96] = "";
     append(f->sentence, sizeof f->sentence, " Kept alive by: %s.", top->path);
     if (top->root_file && *top->root_file && top->root_line > 0) {
         char was[sizeof f->remedy];
@@ -147,12 +172,17 @@ void gl_finding_kept_alive(struct gl_dossier *d, struct gl_finding *f)
     if (any->step >= 0)
         snprintf(step, sizeof step, ", after %lld optimizer step%s", (long long)any->step,
                  gl_s((uint64_t)any->step));
+    if (rs.n > shown)
+        snprintf(more, sizeof more, "; %zu more root%s than shown, holding %s", rs.n - shown,
+                 gl_s((uint64_t)(rs.n - shown)), gl_fmt_bytes(more_bytes, mb, sizeof mb));
+    else if (oom)
+        snprintf(more, sizeof more, "; some paths not grouped by root: out of memory");
     snprintf(t, sizeof t, "%.1f ms", (double)any->elapsed_us / 1000.0);
     gl_finding_evidence(f, "kept alive (searched %s%s, in %s%s): %zu path%s to %s of these tensors%s",
                         gl_retention_moment_text(any->moment), step, t, any->complete ? "" : ", cut by its bounds",
-                        npaths, gl_s((uint64_t)npaths), gl_fmt_bytes(held, b, sizeof b),
-                        other ? " (more roots than shown)" : "");
-    for (size_t i = 0; i < nroots; i++)
+                        npaths, gl_s((uint64_t)npaths), gl_fmt_bytes(held, b, sizeof b), more);
+    for (size_t i = 0; i < shown; i++)
         gl_finding_evidence(f, "kept alive by: %s (%zu path%s recorded, %s)", roots[i].newest->path, roots[i].n,
                             gl_s(roots[i].n), gl_fmt_bytes(roots[i].bytes, b, sizeof b));
+    free(rs.v);
 }

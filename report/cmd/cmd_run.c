@@ -210,8 +210,9 @@ static int run_option(int c, const char *arg, int *quiet)
         }
         setenv("GPULEDGER_PYTHON", python_mode(arg), 1);
         return -1;
-    case 'q':
+    case 'q': /* and the command's processes: their informational lines (errors still print) */
         *quiet = 1;
+        setenv("GPULEDGER_QUIET", "1", 1);
         return -1;
     case 'h':
         run_usage(stdout);

@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "help.h"
 #include "out.h"
+#include "pool_id.h"
 #include "schema.h"
 
 #ifndef GL_VERSION
@@ -75,5 +76,6 @@ static int dispatch(int argc, char **argv)
 int main(int argc, char **argv)
 {
     int rc = dispatch(argc, argv);
+    gl_pool_labels_free(); /* the private pools' labels, kept for the whole verb */
     return gl_check_stdout() ? 2 : rc;
 }

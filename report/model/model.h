@@ -75,14 +75,15 @@ struct gl_point {
  * same point (usage_samples, schema 2; model_usage.h). */
 struct gl_usage_point {
     int found;
-    int64_t seq;
+    int64_t seq, ts_ns;
     uint64_t process, ledger; /* the process's figure; the ledger then */
+    int64_t from_peak_ns;     /* peak: the sample's time less the peak's (< 0: before it) */
 };
 
 struct gl_usage {
     char source[24];           /* nvml_process, nvml_device, cudaMemGetInfo; "" when never sampled */
     int unknown;               /* cudaMemGetInfo with one sample: its own baseline, nothing measured */
-    struct gl_usage_point peak; /* the first sample at or after the peak (else the last before) */
+    struct gl_usage_point peak; /* the sample nearest the peak's time, before or after (a tie: after) */
     struct gl_usage_point end;  /* the last sample */
 };
 

@@ -9,7 +9,8 @@
  *    expandable segments, the cuMemCreate handles mapped in the range a
  *    segment row maps;
  *  - an untagged block in a private pool (a CUDA graph's, a
- *    torch.cuda.MemPool's): private_pool;
+ *    torch.cuda.MemPool's): private_pool, named with its pool's id by
+ *    gl_categorize (pool_id.h);
  *  - each other untagged block's category by lifetime: made inside
  *    Optimizer.step() (its range "optimizer.step"), outside the closure
  *    it calls ("optimizer.closure"): the optimizer's temporaries; made

@@ -77,10 +77,16 @@ int gl_model_rows_open(struct gl_rows *g, sqlite3 *db)
     memset(g, 0, sizeof *g);
     if (gl_rows_direct_ok(db) && !load_contexts(g, db)) {
         g->direct = 1;
-        return sqlite3_prepare_v2(db,
-                                  "SELECT seq, ts_ns, context, op, kind, device, addr, size, stack_id, ref_seq, aux,"
-                                  " range_seq FROM event_rows ORDER BY seq",
-                                  -1, &g->st, NULL);
+        int rc = sqlite3_prepare_v2(db,
+                                    "SELECT seq, ts_ns, context, op, kind, device, addr, size, stack_id, ref_seq, aux,"
+                                    " range_seq FROM event_rows ORDER BY seq",
+                                    -1, &g->st, NULL);
+        if (rc != SQLITE_OK) { /* the caller closes nothing it could not open */
+            free(g->ctx);
+            g->ctx = NULL;
+            g->nctx = 0;
+        }
+        return rc;
     }
     free(g->ctx);
     g->ctx = NULL;

@@ -1,7 +1,7 @@
 /* model_usage.h — what no allocation API shows, from a database's
  * usage_samples (schema 2; none in older databases): the process's own
  * device memory next to the ledger's live bytes at the same point, at the
- * device's peak and at the end. */
+ * device's peak (the sample nearest its time) and at the end. */
 #ifndef GL_MODEL_USAGE_H
 #define GL_MODEL_USAGE_H
 
@@ -19,6 +19,10 @@ static inline uint64_t gl_usage_outside(const struct gl_usage_point *p)
 {
     return p->process > p->ledger ? p->process - p->ledger : 0;
 }
+/* "sampled 163 ms before the peak", "sampled 40 µs after the peak",
+ * "sampled at the peak" (peak: "the peak", or "it" after a mention): the
+ * peak sample's distance (gl_usage.peak), into buf. */
+const char *gl_usage_from_peak_text(int64_t from_peak_ns, const char *peak, char *buf, size_t sz);
 /* How a source reads in a sentence. */
 const char *gl_usage_source_text(const char *source);
 

@@ -6,6 +6,7 @@
 
 #include "escape.h"
 #include "frames.h"
+#include "pool_id.h"
 
 void gl_jw_init(struct gl_json *j, FILE *f)
 {
@@ -147,4 +148,17 @@ void gl_jw_end_processes(struct gl_json *j)
     gl_jw_end(j);
     gl_jw_end(j);
     fputc('\n', j->f);
+}
+
+void gl_jw_category(struct gl_json *j, const char *category)
+{
+    gl_jw_str(j, "category", category);
+    uint64_t pool = 0;
+    if (!gl_is_private_pool(category, &pool) || !pool)
+        return;
+    struct gl_pool_id id = gl_pool_id(pool);
+    gl_jw_arr(j, "pool_id");
+    gl_jw_u64(j, NULL, id.first);
+    gl_jw_u64(j, NULL, id.second);
+    gl_jw_end(j);
 }

@@ -50,5 +50,8 @@ void gl_jw_end_processes(struct gl_json *j);
 /* A stack's frames (at most max) as an array of {symbol, module, file,
  * line, offset, python}. */
 void gl_jw_frames(struct gl_json *j, const char *key, const struct gl_stack *st, int max);
+/* "category": its name, and after it, for a private pool's
+ * ("private_pool (0, 1)"), "pool_id": [0, 1]. */
+void gl_jw_category(struct gl_json *j, const char *category);
 
 #endif

@@ -17,7 +17,7 @@ static void groups(struct gl_json *j, const char *key, struct gl_dossier *ds, co
         const struct gl_group *gr = &g->v[i];
         gl_jw_obj(j, NULL);
         gl_jw_i64(j, "stack_id", gr->stack_id);
-        gl_jw_str(j, "category", gr->category);
+        gl_jw_category(j, gr->category);
         gl_jw_u64(j, "bytes", gr->bytes);
         gl_jw_u64(j, "count", gr->count);
         if (g->layered) { /* PyTorch's allocator: bytes asked; what a row no stack made is */
@@ -82,7 +82,7 @@ static void categories(struct gl_json *j, const struct gl_cat_total *c, size_t n
     gl_jw_arr(j, "categories");
     for (size_t k = 0; k < n; k++) {
         gl_jw_obj(j, NULL);
-        gl_jw_str(j, "category", c[k].category);
+        gl_jw_category(j, c[k].category);
         gl_jw_u64(j, "bytes", c[k].bytes);
         gl_jw_u64(j, "count", c[k].count);
         if (requested)
@@ -227,6 +227,9 @@ static void device(struct gl_json *j, struct gl_dossier *ds, struct gl_dev_view 
         for (int k = 0; k < 2; k++) {
             gl_jw_obj(j, k ? "end" : "peak");
             gl_jw_i64(j, "seq", pts[k]->seq);
+            gl_jw_i64(j, "ts_ns", pts[k]->ts_ns);
+            if (!k) /* the sample nearest the peak: its distance (< 0: before it) */
+                gl_jw_i64(j, "from_peak_ns", pts[k]->from_peak_ns);
             gl_jw_u64(j, "process_bytes", pts[k]->process);
             gl_jw_u64(j, "ledger_bytes", pts[k]->ledger);
             gl_jw_u64(j, "outside_bytes", gl_usage_outside(pts[k]));

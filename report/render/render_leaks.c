@@ -153,7 +153,7 @@ void gl_render_leaks_json(struct gl_json *j, struct gl_leaks_view *v)
             gl_jw_bool(j, "tagged", gl_group_is_tagged(g));
             gl_jw_str(j, "row", g->what);
         }
-        gl_jw_str(j, "category", g->category);
+        gl_jw_category(j, g->category);
         gl_jw_i64(j, "first_ns", g->first_ns);
         gl_jw_i64(j, "last_ns", g->last_ns);
         gl_jw_frames(j, "frames", gl_stack_get(s, g->stack_id), 64);
@@ -177,7 +177,7 @@ void gl_render_leaks_json(struct gl_json *j, struct gl_leaks_view *v)
         for (int q = 0; q < v->nsteps; q++)
             gl_jw_u64(j, NULL, g->steps[q]);
         gl_jw_end(j);
-        gl_jw_str(j, "category", g->category);
+        gl_jw_category(j, g->category);
         gl_jw_frames(j, "frames", gl_stack_get(s, g->stack_id), 64);
         kept_json(j, v, g);
         gl_jw_end(j);

@@ -41,18 +41,21 @@ static void print_groups(FILE *f, struct gl_dossier *ds, const struct gl_groups 
         gl_stacks_distinct(st, shown, at);
     /* the columns as wide as their widest cell ("1023.50 MiB", 1000000x)
      * and the count two spaces from the share at least, so they stay apart
-     * and aligned at any count */
-    int wb = 10, wc = 6;
+     * and aligned at any count; the category as wide as the widest
+     * ("optimizer_temporaries", "private_pool (0, 1)"), 16 at least */
+    int wb = 10, wc = 6, wk = 16;
     for (size_t i = 0; i < shown; i++) {
         int lb = (int)strlen(gl_fmt_bytes(g->v[i].bytes, b, sizeof b));
         int lc = snprintf(b, sizeof b, "%" PRIu64, g->v[i].count) + 1;
+        int lk = (int)strlen(gl_text_buf(g->v[i].category ? g->v[i].category : "", cat, sizeof cat));
         wb = lb > wb ? lb : wb;
         wc = lc > wc ? lc : wc;
+        wk = lk > wk ? lk : wk;
     }
     for (size_t i = 0; i < shown; i++) {
         const struct gl_group *gr = &g->v[i];
-        fprintf(f, "%s%*s %5.1f%% %*" PRIu64 "x  %-16s ", indent, wb, gl_fmt_bytes(gr->bytes, b, sizeof b),
-                total ? 100.0 * (double)gr->bytes / (double)total : 0.0, wc, gr->count,
+        fprintf(f, "%s%*s %5.1f%% %*" PRIu64 "x  %-*s ", indent, wb, gl_fmt_bytes(gr->bytes, b, sizeof b),
+                total ? 100.0 * (double)gr->bytes / (double)total : 0.0, wc, gr->count, wk,
                 gl_text_buf(gr->category ? gr->category : "", cat, sizeof cat));
         if (gr->what)
             fputs(gl_row_text(gr->what), f);
@@ -156,7 +159,7 @@ static void failed_frees(FILE *f, struct gl_dossier *ds)
  * ledger; without NVML, cudaMemGetInfo's estimate and no such sum. */
 static void outside_api(FILE *f, const struct gl_usage *us)
 {
-    char b[32], t[32], u[32], w[32], x[32];
+    char b[32], t[32], u[32], w[32], x[32], near[64] = "";
     if (us->unknown) {
         fputs("  outside any allocation API: not measured (NVML not found: set GPULEDGER_NVML_LIB; one "
               "cudaMemGetInfo sample only)\n",
@@ -165,8 +168,13 @@ static void outside_api(FILE *f, const struct gl_usage *us)
     }
     if (!us->source[0])
         return;
-    fprintf(f, "  outside any allocation API: %s at the peak, %s at the end (",
-            gl_fmt_bytes(gl_usage_outside(&us->peak), b, sizeof b), gl_fmt_bytes(gl_usage_outside(&us->end), t, sizeof t));
+    if (us->peak.from_peak_ns) { /* the sample nearest the peak, not at it */
+        char d[48];
+        snprintf(near, sizeof near, " (%s)", gl_usage_from_peak_text(us->peak.from_peak_ns, "it", d, sizeof d));
+    }
+    fprintf(f, "  outside any allocation API: %s at the peak%s, %s at the end (",
+            gl_fmt_bytes(gl_usage_outside(&us->peak), b, sizeof b), near,
+            gl_fmt_bytes(gl_usage_outside(&us->end), t, sizeof t));
     if (!strcmp(us->source, "cudaMemGetInfo"))
         fputs("NVML was not available, so the process's own figure is not known; ", f);
     else if (us->end.process < us->end.ledger)

@@ -304,9 +304,23 @@ static void test_remainder_high_water(void **state)
     sqlite3_close(db);
     h_run(&r, NULL, ARGV(GL, "report", "hw.db"));
     assert_int_equal(r.status, 0);
-    assert_non_null(strstr(r.out, "outside any allocation API: 300.00 MiB at the peak, 300.00 MiB at the end (process "
-                                  "310.25 MiB = ledger 10.25 MiB + 300.00 MiB; NVML's figure for this process, as "
-                                  "nvidia-smi shows it)"));
+    /* at the peak (event 22, the 2 MiB): the sample nearest its time, the
+     * one at event 24 after two 11 ms pauses (the one before, at event 10,
+     * is 12 pauses back), its distance said */
+    const char *at = strstr(r.out, "outside any allocation API: 300.00 MiB at the peak (sampled ");
+    assert_non_null(at);
+    at += strlen("outside any allocation API: 300.00 MiB at the peak (sampled ");
+    at += strspn(at, "0123456789.");
+    const char *rest = " ms after it), 300.00 MiB at the end (process 310.25 MiB = ledger 10.25 MiB + 300.00 MiB; "
+                       "NVML's figure for this process, as nvidia-smi shows it)\n";
+    assert_int_equal(strncmp(at, rest, strlen(rest)), 0); /* right after the number */
+    h_run(&r, NULL, ARGV(GL, "report", "--format", "json", "hw.db"));
+    const char *peak = strstr(r.out, "\"outside_api\":{\"source\":\"nvml_process\",\"peak\":{\"seq\":24,\"ts_ns\":");
+    assert_non_null(peak);
+    const char *from = strstr(peak, "\"from_peak_ns\":");
+    assert_non_null(from);
+    long long ns = strtoll(from + strlen("\"from_peak_ns\":"), NULL, 10);
+    assert_true(ns >= 22000000 && ns < 100000000);
 }
 
 /* A mark samples each device at most every 10 ms, its figure and its

@@ -426,6 +426,45 @@ static void test_output_not_regular(void **state)
     assert_true(S_ISCHR(st.st_mode));
 }
 
+/* run -q: the recorded process says nothing informational either (it
+ * said "x.db exists already; writing x.1.db instead" under -q, from the
+ * library: -q now sets GPULEDGER_QUIET=1 for it); without -q that line and
+ * the summary; a warning (a bad value) and an error (no database can be
+ * made) still print under -q. */
+static void test_run_quiet(void **state)
+{
+    (void)state;
+    char want[1200];
+    const char *d = h_dir();
+    h_run(&r, NULL, ARGV(GL, "run", "-o", "x.db", PROG("misc"), "exit", "0"));
+    assert_int_equal(r.status, 0);
+    snprintf(want, sizeof want,
+             "gpuledger: %s/x.db: 1 event, peak 4.00 KiB on device 0, 1 allocation (4.00 KiB) never freed\n", d);
+    assert_string_equal(r.err, want);
+    h_run(&r, NULL, ARGV(GL, "run", "-o", "x.db", PROG("misc"), "exit", "0"));
+    snprintf(want, sizeof want,
+             "gpuledger: x.db exists already; writing x.1.db instead\n"
+             "gpuledger: %s/x.1.db: 1 event, peak 4.00 KiB on device 0, 1 allocation (4.00 KiB) never freed\n",
+             d);
+    assert_string_equal(r.err, want);
+    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "x.db", PROG("misc"), "exit", "0"));
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.err, "");
+    assert_string_equal(h_listing(d, 0), "x.1.db x.2.db x.db");
+    h_run(&r, ENV("GPULEDGER_STACK_DEPTH=999"), ARGV(GL, "run", "-q", "-o", "x.db", PROG("misc"), "exit", "0"));
+    assert_string_equal(r.err, "gpuledger: GPULEDGER_STACK_DEPTH='999' is not a whole number in 0..256; using 48\n");
+    h_run(&r, ENV("GPULEDGER_OUTPUT=/proc/nope/x.db"), ARGV(GL, "run", "-q", PROG("misc"), "exit", "0"));
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.err, "gpuledger: cannot create /proc/nope/x.db: No such file or directory (set "
+                               "GPULEDGER_OUTPUT or -o to a writable path); the program runs on unprofiled\n");
+    /* the variable set by hand: the library says nothing informational; the
+     * launcher's summary, which only -q leaves out, stays */
+    h_run(&r, ENV("GPULEDGER_QUIET=1"), ARGV(GL, "run", "-o", "x.db", PROG("misc"), "exit", "0"));
+    snprintf(want, sizeof want,
+             "gpuledger: %s/x.4.db: 1 event, peak 4.00 KiB on device 0, 1 allocation (4.00 KiB) never freed\n", d);
+    assert_string_equal(r.err, want);
+}
+
 /* The ledger's columns at 100,000 allocations of one stack (misc many
  * 100000: 256 B each, and 1 MiB from another line): the count stands two
  * spaces from the share and aligned with the row below (it read
@@ -569,6 +608,7 @@ int main(void)
         cmocka_unit_test_teardown(test_same_db_twice, h_teardown),
         cmocka_unit_test_teardown(test_cli_promises, h_teardown),
         cmocka_unit_test_teardown(test_output_not_regular, h_teardown),
+        cmocka_unit_test_teardown(test_run_quiet, h_teardown),
         cmocka_unit_test_teardown(test_ledger_columns, h_teardown),
         cmocka_unit_test_teardown(test_long_error_lines, h_teardown),
         cmocka_unit_test_teardown(test_memviz_export, h_teardown),

@@ -327,7 +327,7 @@ static void test_hostile_output_paths(void **state)
     FILE *f = fopen(p, "w");
     fputs("precious", f);
     fclose(f);
-    h_run(&r, NULL, ARGV(GL, "run", "-q", "-o", "keep.db", PROG("misc"), "exit", "0"));
+    h_run(&r, NULL, ARGV(GL, "run", "-o", "keep.db", PROG("misc"), "exit", "0")); /* -q: not said */
     assert_int_equal(r.status, 0);
     f = fopen(p, "r");
     char buf[32] = "";

@@ -448,9 +448,12 @@ static void stand_in_torch(void)
         fail_msg("setting up the stand-in torch: %s", r.err);
 }
 
-/* The job under gpuledger run --torch MODE (NULL: no --torch, the default),
- * with GPULEDGER_TORCH_HOOKS=hooks and one more variable (NULL: none; it
- * ends the environment list). */
+/* 1: the next run_job_env without -q */
+static int job_loud;
+
+/* The job under gpuledger run -q --torch MODE (NULL: no --torch, the
+ * default; no -q when job_loud), with GPULEDGER_TORCH_HOOKS=hooks and one
+ * more variable (NULL: none; it ends the environment list). */
 static sqlite3 *run_job_env(struct run_result *r, const char *db, const char *mode, const char *hooks,
                             const char *more)
 {
@@ -461,13 +464,14 @@ static sqlite3 *run_job_env(struct run_result *r, const char *db, const char *mo
     snprintf(env[3], sizeof env[3], "GPULEDGER_TORCH_HOOKS=%s", hooks);
     static char path[600];
     snprintf(path, sizeof path, "%s/%s", h_dir(), db);
+    const char *q = job_loud ? "--torch=blocks" : "-q"; /* blocks: what no --torch gives */
     if (mode)
         h_run(r, ENV(env[0], env[1], env[2], env[3], more),
-              ARGV(GL, "run", "-q", "--torch", mode, "-o", path, "--", "/usr/bin/env", "python3",
+              ARGV(GL, "run", q, "--torch", mode, "-o", path, "--", "/usr/bin/env", "python3",
                    src("tests/progs/py_torch.py")));
     else
         h_run(r, ENV(env[0], env[1], env[2], env[3], more),
-              ARGV(GL, "run", "-q", "-o", path, "--", "/usr/bin/env", "python3", src("tests/progs/py_torch.py")));
+              ARGV(GL, "run", q, "-o", path, "--", "/usr/bin/env", "python3", src("tests/progs/py_torch.py")));
     if (r->status != 0)
         fail_msg("py_torch.py: exit %d\n%s\n%s", r->status, r->out, r->err);
     return h_open(path);
@@ -500,6 +504,30 @@ static void same_tags(sqlite3 *db, const char *out, const char *category, int li
     assert_string_equal(h_text(db, sql), want);
 }
 
+/* stderr with the shim's cache key and its build time written KEY and N. */
+static const char *shim_masked(const char *err)
+{
+    static char out[4096];
+    size_t o = 0;
+    for (const char *p = err; *p && o < sizeof out - 8;) {
+        static const char *const marks[] = {"/torch-shim/", "built it in "};
+        int hit = 0;
+        for (int m = 0; m < 2 && !hit; m++) {
+            size_t k = strlen(marks[m]);
+            if (strncmp(p, marks[m], k))
+                continue;
+            o += (size_t)snprintf(out + o, sizeof out - o, "%s%s", marks[m], m ? "N" : "KEY");
+            p += k;
+            p += m ? strspn(p, "0123456789.") : strcspn(p, ")");
+            hit = 1;
+        }
+        if (!hit)
+            out[o++] = *p++;
+    }
+    out[o] = 0;
+    return out;
+}
+
 static void test_python_job(void **state)
 {
     (void)state;
@@ -507,12 +535,21 @@ static void test_python_job(void **state)
         skip(); /* no C++ compiler: no stand-in libc10_cuda, no shim */
     stand_in_torch();
     struct run_result r;
+    job_loud = 1;
     sqlite3 *db = run_job(&r, "job.db", NULL, "1");
+    job_loud = 0;
     /* blocks by default: the launcher's sitecustomize ran, and the user's
-     * after it; the shim was built once and attached at the first segment */
-    if (!strstr(r.err, "user sitecustomize ran"))
-        fail_msg("the user's sitecustomize did not run:\n%s", r.err);
-    assert_non_null(strstr(r.err, "building the PyTorch allocator shim for torch 2.11.0+stub"));
+     * after it; the shim was built once (said without -q) and attached at
+     * the first segment */
+    char want_err[2400];
+    snprintf(want_err, sizeof want_err,
+             "user sitecustomize ran\n"
+             "gpuledger: building the PyTorch allocator shim for torch 2.11.0+stub (once; cached in "
+             "%s/cache/torch-shim/KEY)\n"
+             "gpuledger: built it in N s\n"
+             "gpuledger: %s/job.db: 175 events, peak 2.00 MiB on device 0, 1 allocation (2.00 MiB) never freed\n",
+             h_dir(), h_dir());
+    assert_string_equal(shim_masked(r.err), want_err);
     if (strstr(r.err, "no tensor ledger"))
         fail_msg("the shim did not attach:\n%s", r.err);
     assert_int_equal(h_int(db, "SELECT count(*) FROM events WHERE kind = 'segment' AND op = 'alloc'"), 1);
@@ -558,6 +595,17 @@ static void test_python_job(void **state)
                      3 * 4);
     sqlite3_close(db);
 
+    /* -q: the shim built again (a new cache) and the database's name
+     * taken (job.db is there: job.1.db) are not said; the user's line is */
+    char cache2[700];
+    snprintf(cache2, sizeof cache2, "GPULEDGER_CACHE_DIR=%s/cache2", h_dir());
+    sqlite3_close(run_job_env(&r, "job.db", NULL, "1", cache2));
+    assert_string_equal(r.err, "user sitecustomize ran\n");
+    char built[700];
+    snprintf(built, sizeof built, "%s/job.1.db", h_dir());
+    assert_int_equal(access(built, F_OK), 0);
+    snprintf(built, sizeof built, "%s/cache2/torch-shim", h_dir());
+    assert_int_equal(access(built, F_OK), 0);
     /* again: the shim comes from the cache */
     db = run_job(&r, "again.db", "blocks", "1");
     assert_null(strstr(r.err, "building the PyTorch allocator shim"));
@@ -715,8 +763,9 @@ static void test_closure_loop(void **state)
     sqlite3_close(db);
 }
 
-/* A private pool's blocks (a CUDA graph's, torch.cuda.MemPool's): named
- * private_pool with their pool's id, held by design (not leaks). */
+/* Two private pools' blocks (torch.cuda.MemPool's, as a CUDA graph's),
+ * made by the same line: named private_pool with their pool's id, one
+ * category and one ledger row per pool, held by design (not leaks). */
 static void test_private_pool(void **state)
 {
     (void)state;
@@ -733,16 +782,20 @@ static void test_private_pool(void **state)
           ARGV(GL, "run", "-q", "-o", path, "--", "/usr/bin/env", "python3", src("tests/progs/py_graph_pool.py")));
     if (r.status != 0)
         fail_msg("py_graph_pool.py: exit %d\n%s\n%s", r.status, r.out, r.err);
-    assert_non_null(strstr(r.out, "pool 0 1\n"));
-    /* pool (0, 1): its second half with bit 63 set */
+    assert_non_null(strstr(r.out, "pools 0 1 0 2\n"));
+    /* pools (0, 1) and (0, 2): their second half with bit 63 set */
     sqlite3 *db = h_open(path);
     assert_string_equal(h_text(db, "SELECT group_concat(requested || ':' || printf('%x', pool), ' ') FROM (SELECT * "
                                    "FROM tensor_blocks ORDER BY id)"),
-                        "4096:8000000000000001 1000:8000000000000001 8192:0");
+                        "4096:8000000000000001 1000:8000000000000001 2048:8000000000000002 8192:0");
     sqlite3_close(db);
     report_says(path, ARGV("report"),
-                ARGV("    by category: other 8.00 KiB (62%), private_pool 5.00 KiB (38%)\n",
+                ARGV("    by category: other 8.00 KiB (53%), private_pool (0, 1) 5.00 KiB (33%), private_pool (0, 2) "
+                     "2.00 KiB (13%)\n",
                      "held by a caching allocator (not a leak)"));
+    report_says(path, ARGV("report", "--format", "json"),
+                ARGV("{\"category\":\"private_pool (0, 1)\",\"pool_id\":[0,1],\"bytes\":5120,\"count\":2,",
+                     "{\"category\":\"private_pool (0, 2)\",\"pool_id\":[0,2],\"bytes\":2048,\"count\":1,"));
     h_run(&r, NULL, ARGV(GL, "gate", "--max-leak-bytes", "0", path));
     assert_int_equal(r.status, 0);
 }
