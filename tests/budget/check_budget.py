@@ -9,7 +9,10 @@ it —, an OOM for 1 GiB at step 300) is recorded in full and with
 exit, `leaks --steps`, the OOM's holes sample and the diagnosis must be EQUAL (every field
 of their JSON, times aside: the two runs are two processes), the calls and
 events counted the same, and the budgeted file under its budget while the
-full one is over it. Usage: check_budget.py BUILD_ROOT
+full one is over it. Then two devices whose peaks come in different steps
+(tests/progs/twopeaks.c): each device's peak and its ledger equal a full
+recording's (a window still holding device 0's peak is not dropped when
+device 1's rises). Usage: check_budget.py BUILD_ROOT
 """
 import json
 import os
@@ -33,10 +36,10 @@ def check(cond, what):
         print("FAIL:", what)
 
 
-def record(d, name, *opts):
+def record(d, name, *opts, prog=(PROG, "long", "400")):
     db = os.path.join(d, name)
     env = dict(os.environ, FAKECUDA_MEM_BYTES=str(256 << 20))
-    r = subprocess.run([GL, "run", "-q", *opts, "-o", db, PROG, "long", "400"], env=env, capture_output=True,
+    r = subprocess.run([GL, "run", "-q", *opts, "-o", db, *prog], env=env, capture_output=True,
                        text=True, timeout=120)
     check(r.returncode == 0, f"{name}: gpuledger run exit {r.returncode}: {r.stderr}")
     return db
@@ -84,6 +87,35 @@ def first_diff(a, b, path=""):
     elif a != b:
         return f"{path}: {str(a)[:120]} | {str(b)[:120]}"
     return None
+
+
+def two_devices(d):
+    """Device 0's peak at step 10, device 1's at step 25: both windows kept, both ledgers exact."""
+    prog = (os.path.join(BUILD, "tests", "twopeaks"),)
+    full = record(d, "twopeaks-full.db", prog=prog)
+    bud = record(d, "twopeaks-budget.db", "--budget", "1M", prog=prog)
+    db = sqlite3.connect(bud)
+    windows = db.execute("SELECT step, why FROM step_windows ORDER BY step").fetchall()
+    check(windows == [(0, "peak"), (1, "first"), (10, "peak"), (25, "peak"), (40, "last")],
+          f"twopeaks: windows {windows}")
+    meta = dict(db.execute("SELECT key, value FROM meta WHERE key LIKE 'budget%'"))
+    check(meta.get("budget_steps_folded") == "36" and meta.get("budget_pairs_folded") == str(36 * 8),
+          f"twopeaks: {meta.get('budget_steps_folded')} steps, {meta.get('budget_pairs_folded')} pairs folded")
+    check(meta.get("budget_windows_dropped") == "0", f"twopeaks: {meta.get('budget_windows_dropped')} dropped")
+    db.close()
+    devs = [json.loads(verb("report", "--format", "json", p))["processes"][0]["devices"] for p in (full, bud)]
+    want = {0: (9 << 20, 10), 1: (14 << 20, 25)}
+    for f, b in zip(*devs):
+        dev = f["device"]
+        check((f["peak"]["bytes"], f["peak"]["step"]) == want.get(dev),
+              f"twopeaks: device {dev}'s peak {f['peak']['bytes']} at step {f['peak']['step']}")
+        ledger = [(e["bytes"], e["count"]) for e in f["peak"]["ledger"]]
+        check(sorted(ledger) == sorted([(1 << 20 if dev == 0 else 2 << 20, 1),
+                                        (8 << 20 if dev == 0 else 12 << 20, 1)]),
+              f"twopeaks: device {dev}'s ledger {ledger}")
+        dif = first_diff(untimed(f["peak"]), untimed(b["peak"]))
+        check(dif is None, f"twopeaks: device {dev}'s peak differs with a budget: {dif}")
+    check(len(devs[0]) == 2 and len(devs[1]) == 2, f"twopeaks: {len(devs[0])} and {len(devs[1])} devices")
 
 
 def main():
@@ -155,6 +187,8 @@ def main():
         check("budget 1.00 MiB: " in text and "steps aggregated by stack" in text, "the report's budget line")
         print(f"full {full_size} B, budgeted {bud_size} B; {meta.get('budget_steps_folded')} steps aggregated,"
               f" {pairs} pairs")
+    with tempfile.TemporaryDirectory() as tmp:
+        two_devices(tmp)
     return 1 if failures else 0
 
 
