@@ -18,13 +18,14 @@ int gl_fold_open(struct gl_fold *f, struct gl_wdb *w, unsigned long long budget)
                           " pairs, bytes) VALUES(?,?,?,?,?,?,?,?)") ||
            gl_wdb_prepare(w, &f->del, "DELETE FROM event_rows WHERE seq = ?") ||
            gl_wdb_prepare(w, &f->ins_win, "INSERT OR REPLACE INTO step_windows(step, why) VALUES(?, ?)") ||
-           gl_wdb_prepare(w, &f->del_win, "DELETE FROM step_windows WHERE step = ?");
+           gl_wdb_prepare(w, &f->del_win, "DELETE FROM step_windows WHERE step = ?") ||
+           gl_wdb_prepare(w, &f->ins_end, "INSERT OR REPLACE INTO step_ends(step, seq, ts_ns) VALUES(?, ?, ?)");
 }
 
 void gl_fold_close(struct gl_fold *f)
 {
-    sqlite3_stmt **const sts[] = {&f->ins, &f->del, &f->ins_win, &f->del_win};
-    gl_wdb_finalize(sts, 4);
+    sqlite3_stmt **const sts[] = {&f->ins, &f->del, &f->ins_win, &f->del_win, &f->ins_end};
+    gl_wdb_finalize(sts, 5);
     for (size_t i = 0; i < f->nwins; i++)
         free(f->wins[i].pairs);
     free(f->wins);
@@ -346,7 +347,17 @@ static int settle_pending(struct gl_fold *f, struct gl_rows *r, const struct gl_
     return rc;
 }
 
-int gl_fold_step_end(struct gl_fold *f, struct gl_rows *r, const uint64_t *peaks, uint64_t live, int final)
+/* Where the step in progress ends: step_ends(step, last seq, end_ns). */
+static int put_end(struct gl_fold *f, const struct gl_rows *r, uint64_t end_ns)
+{
+    sqlite3_bind_int64(f->ins_end, 1, (sqlite3_int64)f->step);
+    sqlite3_bind_int64(f->ins_end, 2, (sqlite3_int64)(r->next_seq - 1));
+    sqlite3_bind_int64(f->ins_end, 3, (sqlite3_int64)end_ns);
+    return gl_wdb_step(f->w, f->ins_end, "writing a step's end");
+}
+
+int gl_fold_step_end(struct gl_fold *f, struct gl_rows *r, const uint64_t *peaks, uint64_t live, uint64_t end_ns,
+                     int final)
 {
     int rose = live > f->prev_live;
     int growth_starts = f->step > 0 && rose && !f->prev_rose;
@@ -359,7 +370,9 @@ int gl_fold_step_end(struct gl_fold *f, struct gl_rows *r, const uint64_t *peaks
     /* raised, and nothing else would keep it: held one step more, folded
      * if the next step raises the peak again (a leak raises it every step) */
     int only_peak = raised && !gl_fold_full(f, 0, growth_starts, final);
-    int rc = settle_pending(f, r, &up);
+    int rc = put_end(f, r, end_ns);
+    if (!rc)
+        rc = settle_pending(f, r, &up);
     if (!rc && raised) /* a written window whose peaks all rose again holds none */
         rc = drop_windows(f, r, &up);
     struct rowset h = {r->held, r->nheld};

@@ -61,7 +61,7 @@ struct gl_fold_window {
 
 struct gl_fold {
     struct gl_wdb *w;
-    sqlite3_stmt *ins, *del, *ins_win, *del_win;
+    sqlite3_stmt *ins, *del, *ins_win, *del_win, *ins_end;
     unsigned long long budget; /* bytes; 0: no budget (nothing here is used) */
     uint64_t step;             /* steps ended so far (the step in progress, 0-based) */
     uint64_t marks;            /* marks seen (none: steps are GL_FOLD_PSEUDO_STEP rows) */
@@ -93,10 +93,12 @@ static inline void gl_fold_keep(struct gl_fold *f)
 {
     f->keep = 1;
 }
-/* The step in progress ends (its mark held last), or the run ends (final).
+/* The step in progress ends (its mark held last), or the run ends (final),
+ * at end_ns (written to step_ends with the last seq numbered so far).
  * peaks: every peak the store tracks now (GL_FOLD_PEAKS, laid out as said
  * there); live: live bytes now. */
-int gl_fold_step_end(struct gl_fold *f, struct gl_rows *r, const uint64_t *peaks, uint64_t live, int final);
+int gl_fold_step_end(struct gl_fold *f, struct gl_rows *r, const uint64_t *peaks, uint64_t live, uint64_t end_ns,
+                     int final);
 /* The held rows reached GL_FOLD_MAX_HELD: write them as they are. */
 int gl_fold_overflow(struct gl_fold *f, struct gl_rows *r);
 /* At a commit: the file's size against the budget; narrows the windows

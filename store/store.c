@@ -270,11 +270,11 @@ static void peaks_now(const struct gl_store *s, uint64_t *peaks, uint64_t *live)
     *live = l;
 }
 
-static int end_step(struct gl_store *s, int final)
+static int end_step(struct gl_store *s, uint64_t end_ns, int final)
 {
     uint64_t live, peaks[GL_FOLD_PEAKS];
     peaks_now(s, peaks, &live);
-    return gl_fold_step_end(&s->fold, &s->rows, peaks, live, final);
+    return gl_fold_step_end(&s->fold, &s->rows, peaks, live, end_ns, final);
 }
 
 int gl_store_add(struct gl_store *s, const struct gl_event *ev)
@@ -286,9 +286,9 @@ int gl_store_add(struct gl_store *s, const struct gl_event *ev)
         gl_fold_keep(&s->fold);
     if (ev->op == GL_OP_MARK && (ev->flags & GL_EVF_LABEL)) {
         s->fold.marks++;
-        rc |= end_step(s, 0);
+        rc |= end_step(s, ev->ts_ns, 0);
     } else if (!s->fold.marks && s->rows.nheld >= GL_FOLD_PSEUDO_STEP) {
-        rc |= end_step(s, 0); /* no marks (yet): a pseudo-step of so many rows */
+        rc |= end_step(s, ev->ts_ns, 0); /* no marks (yet): a pseudo-step of so many rows */
     } else if (s->rows.nheld >= GL_FOLD_MAX_HELD) {
         rc |= gl_fold_overflow(&s->fold, &s->rows);
     }
@@ -381,7 +381,7 @@ static void build_ref_index(sqlite3 *db, unsigned budget_ms)
 int gl_store_finish(struct gl_store *s, const struct gl_run_counters *c, uint64_t end_ns, int exit_code,
                     int exit_signal)
 {
-    if ((s->budgeted && (begin(s) || end_step(s, 1))) || settle(s, c) ||
+    if ((s->budgeted && (begin(s) || end_step(s, end_ns, 1))) || settle(s, c) ||
         gl_blocks_finish(&s->blocks, end_ns, s->rows.next_seq - 1) ||
         gl_runrows_finish(&s->run, end_ns, exit_code, exit_signal))
         return -1;

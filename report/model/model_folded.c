@@ -71,6 +71,43 @@ static int load_windows(struct gl_run *r)
     return rc;
 }
 
+/* One step's end, appended. */
+static int push_end(struct gl_folded *f, size_t *cap, int64_t seq, int64_t ts)
+{
+    if (gl_grow((void **)&f->ends, cap, f->nends, sizeof *f->ends, 256))
+        return -1;
+    f->ends[f->nends++] = (struct gl_step_end){seq, ts};
+    return 0;
+}
+
+/* Where the steps ended: step_ends, else (a schema-5 file written before
+ * it) the reader's own steps and their marks' times. */
+static int load_ends(struct gl_run *r)
+{
+    struct gl_folded *f = &r->folded;
+    sqlite3_stmt *q;
+    size_t cap = 0;
+    f->ends_recorded = has_table(r->db, "step_ends");
+    const char *sql = f->ends_recorded ? "SELECT seq, ts_ns FROM step_ends ORDER BY step"
+                                       : "SELECT ts_ns FROM event_log WHERE seq = ?";
+    if (sqlite3_prepare_v2(r->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return 0;
+    int rc = 0;
+    if (f->ends_recorded) {
+        while (!rc && sqlite3_step(q) == SQLITE_ROW)
+            rc = push_end(f, &cap, sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1));
+    } else {
+        for (size_t i = 0; !rc && i < r->nsteps; i++) {
+            sqlite3_bind_int64(q, 1, r->steps[i]);
+            if (sqlite3_step(q) == SQLITE_ROW)
+                rc = push_end(f, &cap, r->steps[i], sqlite3_column_int64(q, 0));
+            sqlite3_reset(q);
+        }
+    }
+    sqlite3_finalize(q);
+    return rc;
+}
+
 int gl_run_load_folded(struct gl_run *r, char *err, size_t errsz)
 {
     struct gl_folded *f = &r->folded;
@@ -86,7 +123,7 @@ int gl_run_load_folded(struct gl_run *r, char *err, size_t errsz)
     f->rows_dropped = meta_u64(r, "budget_rows_dropped");
     f->aggregate_rows = meta_u64(r, "budget_aggregate_rows");
     f->width = meta_u64(r, "budget_aggregate_width");
-    if (load_windows(r)) {
+    if (load_windows(r) || load_ends(r)) {
         snprintf(err, errsz, "%s: out of memory", r->path);
         return -1;
     }
@@ -109,8 +146,43 @@ int gl_run_step_folded(const struct gl_run *r, long step)
     return !(lo < f->nwindows && f->windows[lo] == (int64_t)step);
 }
 
+/* The first step whose end (its last event's seq, or with by_ns its
+ * moment) is at or after x. */
+static long first_end_at(const struct gl_folded *f, int64_t x, int by_ns)
+{
+    size_t lo = 0, hi = f->nends;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if ((by_ns ? f->ends[mid].ts_ns : f->ends[mid].seq) < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (long)lo;
+}
+
+long gl_run_fold_step_of_seq(const struct gl_run *r, int64_t seq)
+{
+    return first_end_at(&r->folded, seq, 0);
+}
+
+long gl_run_fold_step_of_ns(const struct gl_run *r, int64_t ts_ns)
+{
+    return first_end_at(&r->folded, ts_ns, 1);
+}
+
+void gl_run_fold_step_span(const struct gl_run *r, long step, int64_t *lo_ns, int64_t *hi_ns)
+{
+    const struct gl_folded *f = &r->folded;
+    size_t s = step < 0 ? 0 : (size_t)step;
+    *lo_ns = s == 0 ? r->start_ns : s - 1 < f->nends ? f->ends[s - 1].ts_ns : r->end_ns;
+    *hi_ns = s < f->nends ? f->ends[s].ts_ns : r->end_ns;
+}
+
 void gl_run_free_folded(struct gl_run *r)
 {
     free(r->folded.windows);
+    free(r->folded.ends);
     r->folded.windows = NULL;
+    r->folded.ends = NULL;
 }

@@ -102,6 +102,15 @@ def two_devices(d):
     check(meta.get("budget_steps_folded") == "36" and meta.get("budget_pairs_folded") == str(36 * 8),
           f"twopeaks: {meta.get('budget_steps_folded')} steps, {meta.get('budget_pairs_folded')} pairs folded")
     check(meta.get("budget_windows_dropped") == "0", f"twopeaks: {meta.get('budget_windows_dropped')} dropped")
+    # step_ends: 41 steps (40 marks, then the rest up to the exit), each of the 40 at its mark
+    ends = db.execute("SELECT count(*), max(step) FROM step_ends").fetchone()
+    check(ends == (41, 40), f"twopeaks: step_ends {ends}")
+    at_marks = db.execute("SELECT count(*) FROM step_ends e JOIN annotations a ON a.seq = e.seq AND a.ts_ns = e.ts_ns"
+                          " AND a.op = 'mark' WHERE a.label = 'step ' || e.step").fetchone()[0]
+    check(at_marks == 40, f"twopeaks: {at_marks} step ends at their marks")
+    last = db.execute("SELECT e.seq = (SELECT max(seq) FROM event_log), e.ts_ns = r.end_ns FROM step_ends e, run r"
+                      " WHERE e.step = 40").fetchone()
+    check(last == (1, 1), f"twopeaks: the last step's end {last}")
     db.close()
     devs = [json.loads(verb("report", "--format", "json", p))["processes"][0]["devices"] for p in (full, bud)]
     want = {0: (9 << 20, 10), 1: (14 << 20, 25)}

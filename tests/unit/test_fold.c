@@ -162,6 +162,21 @@ static void test_steps(void **state)
     assert_int_equal(q(db, "SELECT value FROM meta WHERE key = 'budget_pairs_folded'"), 9);
     assert_int_equal(q(db, "SELECT count(*) FROM step_windows WHERE step = 3 AND why = 'failure'"), 1);
     assert_int_equal(q(db, "SELECT count(*) FROM step_windows WHERE step = 8 AND why = 'last'"), 1);
+    /* every step's end, folded or not: its mark's seq and time (event k is stamped 9 + k); the last
+     * step ends at the run's end (70) after the last row (60) */
+    assert_int_equal(q(db, "SELECT count(*) FROM step_ends"), 9);
+    const int64_t end_seq[9] = {7, 14, 23, 31, 39, 46, 53, 60, 60};
+    for (int s = 0; s < 9; s++) {
+        char sql[96];
+        snprintf(sql, sizeof sql, "SELECT seq FROM step_ends WHERE step = %d", s);
+        assert_int_equal(q(db, sql), end_seq[s]);
+        snprintf(sql, sizeof sql, "SELECT ts_ns FROM step_ends WHERE step = %d", s);
+        assert_int_equal(q(db, sql), s < 8 ? 9 + end_seq[s] : 70);
+    }
+    /* a mark's end is the mark's own row */
+    assert_int_equal(q(db, "SELECT count(*) FROM step_ends e JOIN event_log l ON l.seq = e.seq"
+                           " AND l.ts_ns = e.ts_ns AND l.op = 13"),
+                     8);
     sqlite3_close(db);
 }
 
