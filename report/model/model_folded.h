@@ -16,12 +16,17 @@ struct gl_step_end {
     int64_t seq, ts_ns; /* the step's last event, the moment it ended */
 };
 
+struct gl_kept_step {
+    int64_t step;
+    char why[12]; /* peak, failure, first, growth, last, overflow */
+};
+
 struct gl_folded {
     int budgeted;                    /* the run was recorded with a budget */
     uint64_t budget, used;           /* bytes */
     uint64_t steps_full, steps_folded, pairs, windows_dropped, rows_dropped, aggregate_rows, width;
     int64_t folded_events;           /* rows not kept: 2 per pair folded */
-    int64_t *windows;                /* the steps kept in full (step_windows), in order */
+    struct gl_kept_step *windows;    /* the steps kept in full (step_windows), in order */
     size_t nwindows;
     /* where each step ended (step i: ends[i]; the step after the last end
      * runs to the run's end): step_ends, or in a schema-5 file written
@@ -42,7 +47,22 @@ long gl_run_fold_step_of_seq(const struct gl_run *r, int64_t seq);
 long gl_run_fold_step_of_ns(const struct gl_run *r, int64_t ts_ns);
 /* When step `step` began and ended (*lo_ns: the end of the step before,
  * or the run's start; *hi_ns: its own end, or the run's end). */
+/* The steps kept in full nearest to `step`: the index in folded.windows
+ * of the last one before it (*before) and the first after it (*after),
+ * -1 where there is none. */
+void gl_run_fold_kept_around(const struct gl_run *r, long step, long *before, long *after);
+/* How many steps the run has in step_windows' numbering (step_ends has
+ * the last, partial one's end too; the reader's own steps do not). */
+long gl_run_fold_nsteps(const struct gl_run *r);
 void gl_run_fold_step_span(const struct gl_run *r, long step, int64_t *lo_ns, int64_t *hi_ns);
+/* What a bounded recording aggregated, for the verbs to say: */
+#define GL_BUDGET_MAX_RANGES 6 /* ranges of steps written out; the rest counted */
+struct gl_fold_gaps {
+    long steps, of;  /* steps aggregated, of all the run's steps (0: nothing aggregated) */
+    uint64_t pairs;  /* alloc+free pairs they hold, not rows */
+    char ranges[256]; /* "2-9, 11-24 and 26-39" (GL_BUDGET_MAX_RANGES, then "and N more ranges") */
+};
+void gl_run_fold_gaps(const struct gl_run *r, struct gl_fold_gaps *g);
 void gl_run_free_folded(struct gl_run *r);
 
 #endif
