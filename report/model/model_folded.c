@@ -180,10 +180,7 @@ void gl_run_fold_kept_around(const struct gl_run *r, long step, long *before, lo
 long gl_run_fold_nsteps(const struct gl_run *r)
 {
     const struct gl_folded *f = &r->folded;
-    long n = (long)f->nends + !f->ends_recorded; /* step_ends has the last step's end too */
-    if (f->nwindows && f->windows[f->nwindows - 1].step >= n)
-        n = (long)f->windows[f->nwindows - 1].step + 1;
-    return n;
+    return (long)f->nends + !f->ends_recorded; /* step_ends has the last step's end too */
 }
 
 /* The first step whose end (its last event's seq, or with by_ns its

@@ -51,8 +51,9 @@ long gl_run_fold_step_of_ns(const struct gl_run *r, int64_t ts_ns);
  * of the last one before it (*before) and the first after it (*after),
  * -1 where there is none. */
 void gl_run_fold_kept_around(const struct gl_run *r, long step, long *before, long *after);
-/* How many steps the run has in step_windows' numbering (step_ends has
- * the last, partial one's end too; the reader's own steps do not). */
+/* How many steps the run has in step_windows' numbering, as its ends say
+ * (step_ends has the last, partial one's end too; the reader's own steps
+ * do not); a window past them is not counted. */
 long gl_run_fold_nsteps(const struct gl_run *r);
 void gl_run_fold_step_span(const struct gl_run *r, long step, int64_t *lo_ns, int64_t *hi_ns);
 /* What a bounded recording aggregated, for the verbs to say: */
