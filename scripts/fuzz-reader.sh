@@ -57,6 +57,12 @@ for prog in demo nvtx_mem "torchalloc train"; do
     rm -f "$f-wal" "$f-shm"
   }
 done
+# and a bounded recording (run --budget: step_stacks, step_windows, step_ends)
+f="$PWD/$B/corpus/current-budget.db"
+[ -s "$f" ] || [ ! -x build/tests/poolsteps ] || {
+  build/report/gpuledger run -q --budget 1M -o "$f" -- "$PWD"/build/tests/poolsteps >/dev/null 2>&1 || true
+  rm -f "$f-wal" "$f-shm"
+}
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 echo "fuzz-reader: ${secs} s over $(ls "$B/corpus" | wc -l) inputs (ASan + UBSan)"

@@ -18,16 +18,20 @@ int gl_fold_open(struct gl_fold *f, struct gl_wdb *w, unsigned long long budget)
                           " pairs, bytes) VALUES(?,?,?,?,?,?,?,?)") ||
            gl_wdb_prepare(w, &f->del, "DELETE FROM event_rows WHERE seq = ?") ||
            gl_wdb_prepare(w, &f->ins_win, "INSERT OR REPLACE INTO step_windows(step, why) VALUES(?, ?)") ||
-           gl_wdb_prepare(w, &f->del_win, "DELETE FROM step_windows WHERE step = ?");
+           gl_wdb_prepare(w, &f->del_win, "DELETE FROM step_windows WHERE step = ?") ||
+           gl_wdb_prepare(w, &f->ins_end, "INSERT OR REPLACE INTO step_ends(step, seq, ts_ns) VALUES(?, ?, ?)");
 }
 
 void gl_fold_close(struct gl_fold *f)
 {
-    sqlite3_stmt **const sts[] = {&f->ins, &f->del, &f->ins_win, &f->del_win};
-    gl_wdb_finalize(sts, 4);
-    free(f->win);
+    sqlite3_stmt **const sts[] = {&f->ins, &f->del, &f->ins_win, &f->del_win, &f->ins_end};
+    gl_wdb_finalize(sts, 5);
+    for (size_t i = 0; i < f->nwins; i++)
+        free(f->wins[i].pairs);
+    free(f->wins);
     free(f->pend);
-    f->win = NULL;
+    f->wins = NULL;
+    f->nwins = 0;
     f->pend = NULL;
     gl_u64map_free(&f->agg_idx);
     free(f->aggs);
@@ -201,72 +205,112 @@ static int put_window(struct gl_fold *f, uint64_t step, const char *why)
     return gl_wdb_step(f->w, f->ins_win, "writing a step's window");
 }
 
-/* The last written peak window is no longer the peak: its pairs' rows
- * are deleted and counted in the bucket in progress. */
-static int drop_window(struct gl_fold *f, struct gl_rows *r)
+/* Does the set hold any peak? */
+static int peakset_any(const struct gl_fold_peakset *p)
 {
-    if (!f->nwin)
-        return 0;
+    for (int i = 0; i < GL_FOLD_PEAK_WORDS; i++)
+        if (p->bit[i])
+            return 1;
+    return 0;
+}
+
+/* p without the peaks in q. */
+static void peakset_remove(struct gl_fold_peakset *p, const struct gl_fold_peakset *q)
+{
+    for (int i = 0; i < GL_FOLD_PEAK_WORDS; i++)
+        p->bit[i] &= ~q->bit[i];
+}
+
+/* Written window i holds no peak any more: its pairs' rows are deleted
+ * and counted in the bucket in progress; the window leaves the list. */
+static int drop_window(struct gl_fold *f, struct gl_rows *r, size_t i)
+{
+    struct gl_fold_window *w = &f->wins[i];
     int rc = gl_rows_flush(r); /* its last rows may still wait in the batch */
-    for (size_t i = 0; i < f->nwin && !rc; i++)
+    for (size_t j = 0; j < w->npairs && !rc; j++)
         for (int k = 0; k < 2 && !rc; k++) {
-            sqlite3_bind_int64(f->del, 1, k ? f->win[i].seq_free : f->win[i].seq_alloc);
+            sqlite3_bind_int64(f->del, 1, k ? w->pairs[j].seq_free : w->pairs[j].seq_alloc);
             rc = gl_wdb_step(f->w, f->del, "dropping an old peak's window");
         }
-    if (f->win_step < f->bucket_min)
-        f->bucket_min = f->win_step;
-    for (size_t i = 0; i < f->nwin && !rc; i++) {
+    if (w->step < f->bucket_min)
+        f->bucket_min = w->step;
+    for (size_t j = 0; j < w->npairs && !rc; j++) {
+        const struct gl_fold_agg *g = &w->pairs[j].agg;
         struct gl_row a = {{0}, 0}, fr = {{0}, 0};
-        a.v[2] = f->win[i].agg.ctx;
-        a.v[4] = f->win[i].agg.kind;
-        a.v[7] = (int64_t)f->win[i].agg.bytes;
-        a.v[8] = f->win[i].agg.stack_id;
-        a.null = f->win[i].agg.stack_id ? 0 : 1u << 8;
-        fr.v[2] = f->win[i].agg.free_ctx;
+        a.v[2] = g->ctx;
+        a.v[4] = g->kind;
+        a.v[7] = (int64_t)g->bytes;
+        a.v[8] = g->stack_id;
+        a.null = g->stack_id ? 0 : 1u << 8;
+        fr.v[2] = g->free_ctx;
         rc = agg_add(f, &a, &fr);
     }
     if (!rc) {
-        sqlite3_bind_int64(f->del_win, 1, (sqlite3_int64)f->win_step);
+        sqlite3_bind_int64(f->del_win, 1, (sqlite3_int64)w->step);
         rc = gl_wdb_step(f->w, f->del_win, "dropping an old peak's window");
     }
-    f->pairs_folded += f->nwin;
+    f->pairs_folded += w->npairs;
     f->windows_dropped++;
     f->steps_full--;
     f->steps_folded++;
-    f->nwin = 0;
+    free(w->pairs);
+    f->wins[i] = f->wins[--f->nwins];
     return rc;
 }
 
-/* A peak window written: remember its pairs, to drop them if a later step
- * raises the peak again. */
-static void remember_window(struct gl_fold *f, struct rowset rs, uint64_t step)
+/* The peaks in `rose` rose again: each written window that held only
+ * those is dropped. */
+static int drop_windows(struct gl_fold *f, struct gl_rows *r, const struct gl_fold_peakset *rose)
 {
-    f->nwin = 0;
-    f->win_step = step;
+    int rc = 0;
+    for (size_t i = f->nwins; i-- > 0 && !rc;) {
+        peakset_remove(&f->wins[i].held, rose);
+        if (!peakset_any(&f->wins[i].held))
+            rc = drop_window(f, r, i);
+    }
+    return rc;
+}
+
+/* A peak window written (step, holding the peaks `held`): remember its
+ * pairs, to drop them once later steps raised all those peaks again. */
+static void remember_window(struct gl_fold *f, struct rowset rs, uint64_t step, const struct gl_fold_peakset *held)
+{
     if (!rs.n || find_pairs(f, rs))
-        return; /* out of memory: the window stays for good */
+        return; /* nothing to drop, or out of memory: the window stays for good */
+    if (f->nwins == f->wins_cap) {
+        size_t nc = f->wins_cap ? f->wins_cap * 2 : 8;
+        struct gl_fold_window *nw = realloc(f->wins, nc * sizeof *nw);
+        if (!nw)
+            return;
+        f->wins = nw;
+        f->wins_cap = nc;
+    }
+    struct gl_fold_window w = {step, *held, NULL, 0, 0};
     const int64_t base = rs.h[0].v[0];
     for (size_t i = 0; i < rs.n; i++) {
         const struct gl_row *h = &rs.h[i];
         if (!(f->flags[i] & PAIRED) || !gl_op_is_free((int)h->v[3]))
             continue;
-        if (f->nwin == f->win_cap) {
-            size_t nc = f->win_cap ? f->win_cap * 2 : 256;
-            struct gl_fold_win *nw = realloc(f->win, nc * sizeof *nw);
-            if (!nw) {
-                f->nwin = 0;
+        if (w.npairs == w.cap) {
+            size_t nc = w.cap ? w.cap * 2 : 256;
+            struct gl_fold_win *np = realloc(w.pairs, nc * sizeof *np);
+            if (!np) {
+                free(w.pairs);
                 return;
             }
-            f->win = nw;
-            f->win_cap = nc;
+            w.pairs = np;
+            w.cap = nc;
         }
         const struct gl_row *a = &rs.h[h->v[9] - base];
-        struct gl_fold_win *w = &f->win[f->nwin++];
-        w->seq_alloc = a->v[0];
-        w->seq_free = h->v[0];
-        w->agg = (struct gl_fold_agg){a->v[2], h->v[2], a->v[4], a->null & (1u << 8) ? 0 : a->v[8], 1,
+        struct gl_fold_win *p = &w.pairs[w.npairs++];
+        p->seq_alloc = a->v[0];
+        p->seq_free = h->v[0];
+        p->agg = (struct gl_fold_agg){a->v[2], h->v[2], a->v[4], a->null & (1u << 8) ? 0 : a->v[8], 1,
                                       (uint64_t)a->v[7]};
     }
+    if (!w.npairs)
+        return; /* no pairs: nothing would be dropped */
+    f->wins[f->nwins++] = w;
 }
 
 int gl_fold_overflow(struct gl_fold *f, struct gl_rows *r)
@@ -278,21 +322,22 @@ int gl_fold_overflow(struct gl_fold *f, struct gl_rows *r)
     return rc;
 }
 
-/* The pending step (kept only for raising the peak) is settled: folded if
- * the step after it raised the peak again, else written as the peak's
- * window. */
-static int settle_pending(struct gl_fold *f, struct gl_rows *r, int superseded)
+/* The pending step (kept only for raising peaks) is settled: folded if
+ * the step after it raised every one of its peaks again (rose), else
+ * written as a window of the peaks it still holds. */
+static int settle_pending(struct gl_fold *f, struct gl_rows *r, const struct gl_fold_peakset *rose)
 {
     if (!f->has_pending)
         return 0;
     struct rowset p = {f->pend, f->npend};
+    peakset_remove(&f->pend_held, rose);
     int rc;
-    if (superseded) {
+    if (!peakset_any(&f->pend_held)) {
         rc = fold_rows(f, r, p, f->pend_step);
         f->steps_folded++;
         f->windows_dropped++;
     } else {
-        remember_window(f, p, f->pend_step);
+        remember_window(f, p, f->pend_step, &f->pend_held);
         rc = write_rows(f, r, p, 0);
         if (!rc)
             rc = put_window(f, f->pend_step, "peak");
@@ -302,18 +347,34 @@ static int settle_pending(struct gl_fold *f, struct gl_rows *r, int superseded)
     return rc;
 }
 
-int gl_fold_step_end(struct gl_fold *f, struct gl_rows *r, uint64_t peak_sig, uint64_t live, int final)
+/* Where the step in progress ends: step_ends(step, last seq, end_ns). */
+static int put_end(struct gl_fold *f, const struct gl_rows *r, uint64_t end_ns)
+{
+    sqlite3_bind_int64(f->ins_end, 1, (sqlite3_int64)f->step);
+    sqlite3_bind_int64(f->ins_end, 2, (sqlite3_int64)(r->next_seq - 1));
+    sqlite3_bind_int64(f->ins_end, 3, (sqlite3_int64)end_ns);
+    return gl_wdb_step(f->w, f->ins_end, "writing a step's end");
+}
+
+int gl_fold_step_end(struct gl_fold *f, struct gl_rows *r, const uint64_t *peaks, uint64_t live, uint64_t end_ns,
+                     int final)
 {
     int rose = live > f->prev_live;
     int growth_starts = f->step > 0 && rose && !f->prev_rose;
-    int raised = peak_sig != f->peak_sig;
+    struct gl_fold_peakset up = {{0}}; /* the peaks this step changed */
+    for (int i = 0; i < GL_FOLD_PEAKS; i++)
+        if (peaks[i] != f->peaks[i])
+            up.bit[i / 64] |= 1ULL << (i % 64);
+    int raised = peakset_any(&up);
     int full = gl_fold_full(f, raised, growth_starts, final);
     /* raised, and nothing else would keep it: held one step more, folded
      * if the next step raises the peak again (a leak raises it every step) */
     int only_peak = raised && !gl_fold_full(f, 0, growth_starts, final);
-    int rc = settle_pending(f, r, raised);
-    if (!rc && raised) /* a written peak window is not the peak's any more */
-        rc = drop_window(f, r);
+    int rc = put_end(f, r, end_ns);
+    if (!rc)
+        rc = settle_pending(f, r, &up);
+    if (!rc && raised) /* a written window whose peaks all rose again holds none */
+        rc = drop_windows(f, r, &up);
     struct rowset h = {r->held, r->nheld};
     if (!rc && only_peak) {
         struct gl_row *t = f->pend; /* the held rows become the pending ones */
@@ -324,6 +385,7 @@ int gl_fold_step_end(struct gl_fold *f, struct gl_rows *r, uint64_t peak_sig, ui
         r->held = t;
         r->held_cap = tc;
         f->pend_step = f->step;
+        f->pend_held = up;
         f->has_pending = 1;
     } else if (!rc && full) {
         const char *why = f->overflowed ? "overflow" : f->keep ? "failure" : raised ? "peak" : final ? "last"
@@ -344,11 +406,13 @@ int gl_fold_step_end(struct gl_fold *f, struct gl_rows *r, uint64_t peak_sig, ui
     }
     f->prev_rose = rose;
     f->prev_live = live;
-    f->peak_sig = peak_sig;
+    memcpy(f->peaks, peaks, sizeof f->peaks);
     f->keep = f->overflowed = 0;
     f->step++;
-    if (!rc && final)
-        rc = settle_pending(f, r, 0);
+    if (!rc && final) {
+        const struct gl_fold_peakset none = {{0}};
+        rc = settle_pending(f, r, &none);
+    }
     if (!rc && (final || f->step - f->bucket_lo >= f->width)) {
         rc = agg_flush(f, f->step - 1);
         f->bucket_lo = f->bucket_min = f->step;

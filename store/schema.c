@@ -49,6 +49,9 @@ static const char *const ddl =
     "CREATE TABLE step_stacks(step_lo INTEGER NOT NULL, step_hi INTEGER NOT NULL, context INTEGER,"
     " free_context INTEGER, kind INTEGER, stack_id INTEGER, pairs INTEGER, bytes INTEGER);"
     "CREATE TABLE step_windows(step INTEGER PRIMARY KEY, why TEXT);"
+    /* where each step of a bounded recording ended: its last event's seq
+     * and the moment (the mark's time; the run's end for the last step) */
+    "CREATE TABLE step_ends(step INTEGER PRIMARY KEY, seq INTEGER NOT NULL, ts_ns INTEGER NOT NULL);"
     "CREATE VIEW step_aggregates AS SELECT s.step_lo, s.step_hi, c.tid, a.name AS api, fa.name AS free_api,"
     " k.name AS kind, s.stack_id, s.pairs, s.bytes FROM step_stacks s"
     " LEFT JOIN event_contexts c ON c.id = s.context LEFT JOIN api_names a ON a.id = c.api"

@@ -251,26 +251,30 @@ int gl_store_set_budget(struct gl_store *s, unsigned long long bytes)
     return 0;
 }
 
-/* Every peak the store keeps, summed: it changes when any of them rises. */
-static uint64_t peak_signature(const struct gl_store *s, uint64_t *live)
+/* Every peak the store keeps, each on its own (fold.h's GL_FOLD_PEAKS),
+ * into peaks; *live: the live bytes now. */
+static void peaks_now(const struct gl_store *s, uint64_t *peaks, uint64_t *live)
 {
-    uint64_t sig = 0, l = s->ledger.windows.live[GL_WIN_BLOCKS];
+    uint64_t l = s->ledger.windows.live[GL_WIN_BLOCKS];
     for (int d = 0; d <= GL_MAX_DEVICES; d++) {
-        sig += s->ledger.dev[d].peak;
+        peaks[d] = s->ledger.dev[d].peak;
         l += s->ledger.dev[d].live;
     }
-    for (int d = 0; s->blocks.bm && d < GL_MAX_DEVICES; d++) {
-        const struct gl_bm_stats *st = gl_bm_stats(s->blocks.bm, d);
-        sig += st->allocated_peak + st->requested_peak + st->reserved_peak;
+    for (int d = 0; d < GL_MAX_DEVICES; d++) {
+        const struct gl_bm_stats *st = s->blocks.bm ? gl_bm_stats(s->blocks.bm, d) : NULL;
+        uint64_t *p = &peaks[GL_MAX_DEVICES + 1 + 3 * d];
+        p[0] = st ? st->allocated_peak : 0;
+        p[1] = st ? st->requested_peak : 0;
+        p[2] = st ? st->reserved_peak : 0;
     }
     *live = l;
-    return sig;
 }
 
-static int end_step(struct gl_store *s, int final)
+static int end_step(struct gl_store *s, uint64_t end_ns, int final)
 {
-    uint64_t live, sig = peak_signature(s, &live);
-    return gl_fold_step_end(&s->fold, &s->rows, sig, live, final);
+    uint64_t live, peaks[GL_FOLD_PEAKS];
+    peaks_now(s, peaks, &live);
+    return gl_fold_step_end(&s->fold, &s->rows, peaks, live, end_ns, final);
 }
 
 int gl_store_add(struct gl_store *s, const struct gl_event *ev)
@@ -282,9 +286,9 @@ int gl_store_add(struct gl_store *s, const struct gl_event *ev)
         gl_fold_keep(&s->fold);
     if (ev->op == GL_OP_MARK && (ev->flags & GL_EVF_LABEL)) {
         s->fold.marks++;
-        rc |= end_step(s, 0);
+        rc |= end_step(s, ev->ts_ns, 0);
     } else if (!s->fold.marks && s->rows.nheld >= GL_FOLD_PSEUDO_STEP) {
-        rc |= end_step(s, 0); /* no marks (yet): a pseudo-step of so many rows */
+        rc |= end_step(s, ev->ts_ns, 0); /* no marks (yet): a pseudo-step of so many rows */
     } else if (s->rows.nheld >= GL_FOLD_MAX_HELD) {
         rc |= gl_fold_overflow(&s->fold, &s->rows);
     }
@@ -377,7 +381,7 @@ static void build_ref_index(sqlite3 *db, unsigned budget_ms)
 int gl_store_finish(struct gl_store *s, const struct gl_run_counters *c, uint64_t end_ns, int exit_code,
                     int exit_signal)
 {
-    if ((s->budgeted && (begin(s) || end_step(s, 1))) || settle(s, c) ||
+    if ((s->budgeted && (begin(s) || end_step(s, end_ns, 1))) || settle(s, c) ||
         gl_blocks_finish(&s->blocks, end_ns, s->rows.next_seq - 1) ||
         gl_runrows_finish(&s->run, end_ns, exit_code, exit_signal))
         return -1;

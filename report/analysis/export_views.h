@@ -45,6 +45,7 @@ struct gl_perfetto_view {
     struct gl_annots annots;
     struct gl_trace_slice *slices;
     size_t nslices;
+    char budget_note[512];         /* a bounded recording's aggregated steps (budget_notes.h); "" if none */
 };
 
 /* Every counter point (buckets 0), or each track's lowest, highest and

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "budget_notes.h"
 #include "units.h"
 #include "sweep.h"
 
@@ -202,7 +203,8 @@ int gl_moment_resolve(struct gl_run *r, const struct gl_annots *an, const char *
         return at_oom(r, n, m, err, errsz);
     }
     if (!gl_parse_duration(when, &ns)) {
-        m->seq = gl_event_before(r, r->first_ns + ns);
+        m->asked_ns = r->first_ns + ns;
+        m->seq = gl_event_before(r, m->asked_ns);
         if (!m->seq || gl_event_ts(r, m->seq, &m->ts_ns))
             m->ts_ns = r->first_ns;
         snprintf(m->desc, sizeof m->desc, m->seq ? "the last event at or before %.100s" : "before any event (%.100s)",
@@ -252,5 +254,13 @@ int gl_moment_at(struct gl_run *r, const char *when, struct gl_moment *m, char *
         return -1;
     int rc = gl_moment_resolve(r, &an, when, m, err, errsz);
     gl_annots_free(&an);
+    if (rc && when && when[0] == '#' && whole(when + 1) > 0) { /* no such event: one an aggregated step folded? */
+        struct gl_moment folded = *m;
+        folded.seq = whole(when + 1);
+        (void)gl_budget_moment_check(r, &folded, err, errsz); /* says so in err, else err stays */
+        return -1;
+    }
+    if (!rc)
+        rc = gl_budget_moment_check(r, m, err, errsz); /* inside an aggregated step: refused */
     return rc;
 }

@@ -24,6 +24,7 @@
 struct gl_moment {
     int64_t seq;    /* the state right after this event (0: before any) */
     int64_t ts_ns;  /* that event's time */
+    int64_t asked_ns; /* a time asked for (3.2s): that moment; 0 otherwise */
     char when[128]; /* as the user wrote it */
     char desc[256]; /* why this event, for the reader ("mark 'step 3'"); "" for #N */
 };
@@ -32,7 +33,8 @@ struct gl_moment {
 int gl_moment_resolve(struct gl_run *r, const struct gl_annots *an, const char *when, struct gl_moment *m,
                       char *err, size_t errsz);
 
-/* The same, loading the run's marks and ranges itself. */
+/* The same, loading the run's marks and ranges itself; a moment inside a
+ * step a bounded recording aggregated is refused (budget_notes.h). */
 int gl_moment_at(struct gl_run *r, const char *when, struct gl_moment *m, char *err, size_t errsz);
 
 /* The event look-up WHEN needs, added to what (struct gl_load: the load

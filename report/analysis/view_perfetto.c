@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget_notes.h"
 #include "export_views.h"
 #include "ledger_layers.h"
 #include "model_block_facts.h"
@@ -204,6 +205,7 @@ int gl_perfetto_view(struct gl_perfetto_view *v, struct gl_run *r, const struct 
     memset(v, 0, sizeof *v);
     v->run = r;
     v->buckets = buckets;
+    gl_budget_note(r, v->budget_note, sizeof v->budget_note);
     gl_stacks_init(&v->stacks, r);
     return counters(v, rules) || slices(v) ? -1 : 0;
 }

@@ -2,9 +2,11 @@
  * viewers people already use: folded stacks, CSV (export.c), a Perfetto
  * trace (export_perfetto.c), PyTorch's memory snapshot pickle
  * (export_memviz.c), speedscope's format (export_speedscope.c). */
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "budget_notes.h"
 #include "cli.h"
 #include "commands.h"
 #include "help.h"
@@ -156,5 +158,10 @@ int cmd_export(struct gl_cli *cli)
         rc = speedscope(cli->out, r);
     else
         rc = csv(cli->out, r);
-    return rc ? gl_cli_fail(cli, "%s: out of memory", r->path) : 0;
+    if (rc)
+        return gl_cli_fail(cli, "%s: out of memory", r->path);
+    char note[512];
+    if (*gl_budget_note(r, note, sizeof note)) /* the events a bounded recording aggregated: not shown */
+        fprintf(stderr, "gpuledger export: %s: %s\n", r->path, note);
+    return 0;
 }

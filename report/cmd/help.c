@@ -96,6 +96,9 @@ const char gl_usage_report[] =
     "                                          a mark with that label (its Nth), or\n"
     "                                          the highest point inside a range\n"
     "                              label:TEXT  TEXT as a label, whatever it looks like\n"
+    "                            A moment inside a step that run --budget aggregated\n"
+    "                            is refused (exit 2), naming the steps kept in full\n"
+    "                            on either side; a step's end is exact\n"
     "  -o, --output FILE         write there instead of stdout\n"
     "  --device N                only device N\n"
     "  --top K                   ledger rows per device (default 10)\n"
@@ -145,7 +148,9 @@ const char gl_usage_holes[] =
     "free run, external fragmentation (1 - largest free / free), largest_free_ratio,\n"
     "internal fragmentation (bytes of live regions not used / their bytes), at the\n"
     "peak, at the worst moment and at the end; the occupancy at the peak and at the\n"
-    "worst moment; the live regions at the peak and those never given back, by stack.\n";
+    "worst moment; the live regions at the peak and those never given back, by stack.\n"
+    "A database of run --budget: a 'not seen:' line names the steps aggregated\n"
+    "(JSON: \"aggregated\"), where pools and heaps are seen at the steps' ends only.\n";
 
 const char gl_usage_gate[] =
     "usage: gpuledger gate --max-leak-bytes N [--max-peak-bytes M] [options] DB...\n"
@@ -182,7 +187,8 @@ const char gl_usage_diff[] =
     "  --at A --at B DB       moment A against moment B of one run\n"
     "  --at A --at B A.db B.db  A in the first run against B in the second\n"
     "  --at W A.db B.db       the same moment W (e.g. 'step 10') in both runs\n"
-    "WHEN as for report --at: #N, 3.2s, oom, oom@N, LABEL, LABEL@N, label:TEXT.\n";
+    "WHEN as for report --at: #N, 3.2s, oom, oom@N, LABEL, LABEL@N, label:TEXT\n"
+    "(a moment inside a step run --budget aggregated is refused, exit 2).\n";
 
 const char gl_usage_export[] =
     "usage: gpuledger export --format FORMAT [--what peak|leaks|allocs] [--rules FILE]\n"
@@ -209,7 +215,9 @@ const char gl_usage_export[] =
     "  csv         one row per allocation; --what: all of them (default), never\n"
     "              freed, or live at the peak\n"
     "--what applies to folded and csv only. --fold-allocator (folded, speedscope):\n"
-    "allocator internals as one frame, [allocator], at the top of each stack.\n";
+    "allocator internals as one frame, [allocator], at the top of each stack.\n"
+    "A database of run --budget: stderr names the steps aggregated and the\n"
+    "alloc+free pairs not shown (perfetto: also otherData.gpuledger_budget).\n";
 
 const char gl_usage_summary[] =
     "usage: gpuledger summary DB...\n"

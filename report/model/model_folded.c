@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "grow.h"
 #include "model.h"
@@ -58,14 +59,55 @@ static int load_windows(struct gl_run *r)
 {
     sqlite3_stmt *q;
     size_t cap = 0;
-    if (sqlite3_prepare_v2(r->db, "SELECT step FROM step_windows ORDER BY step", -1, &q, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(r->db, "SELECT step, why FROM step_windows ORDER BY step", -1, &q, NULL) != SQLITE_OK)
         return 0;
     int rc = 0;
     while (!rc && sqlite3_step(q) == SQLITE_ROW) {
-        if (gl_grow((void **)&r->folded.windows, &cap, r->folded.nwindows, sizeof *r->folded.windows, 64))
+        if (gl_grow((void **)&r->folded.windows, &cap, r->folded.nwindows, sizeof *r->folded.windows, 64)) {
             rc = -1;
-        else
-            r->folded.windows[r->folded.nwindows++] = sqlite3_column_int64(q, 0);
+        } else {
+            struct gl_kept_step *k = &r->folded.windows[r->folded.nwindows++];
+            const unsigned char *why = sqlite3_column_text(q, 1);
+            k->step = sqlite3_column_int64(q, 0);
+            snprintf(k->why, sizeof k->why, "%s", why ? (const char *)why : "?");
+        }
+    }
+    sqlite3_finalize(q);
+    return rc;
+}
+
+/* One step's end, appended. */
+static int push_end(struct gl_folded *f, size_t *cap, int64_t seq, int64_t ts)
+{
+    if (gl_grow((void **)&f->ends, cap, f->nends, sizeof *f->ends, 256))
+        return -1;
+    f->ends[f->nends++] = (struct gl_step_end){seq, ts};
+    return 0;
+}
+
+/* Where the steps ended: step_ends, else (a schema-5 file written before
+ * it) the reader's own steps and their marks' times. */
+static int load_ends(struct gl_run *r)
+{
+    struct gl_folded *f = &r->folded;
+    sqlite3_stmt *q;
+    size_t cap = 0;
+    f->ends_recorded = has_table(r->db, "step_ends");
+    const char *sql = f->ends_recorded ? "SELECT seq, ts_ns FROM step_ends ORDER BY step"
+                                       : "SELECT ts_ns FROM event_log WHERE seq = ?";
+    if (sqlite3_prepare_v2(r->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return 0;
+    int rc = 0;
+    if (f->ends_recorded) {
+        while (!rc && sqlite3_step(q) == SQLITE_ROW)
+            rc = push_end(f, &cap, sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1));
+    } else {
+        for (size_t i = 0; !rc && i < r->nsteps; i++) {
+            sqlite3_bind_int64(q, 1, r->steps[i]);
+            if (sqlite3_step(q) == SQLITE_ROW)
+                rc = push_end(f, &cap, r->steps[i], sqlite3_column_int64(q, 0));
+            sqlite3_reset(q);
+        }
     }
     sqlite3_finalize(q);
     return rc;
@@ -86,11 +128,35 @@ int gl_run_load_folded(struct gl_run *r, char *err, size_t errsz)
     f->rows_dropped = meta_u64(r, "budget_rows_dropped");
     f->aggregate_rows = meta_u64(r, "budget_aggregate_rows");
     f->width = meta_u64(r, "budget_aggregate_width");
-    if (load_windows(r)) {
+    if (load_windows(r) || load_ends(r)) {
         snprintf(err, errsz, "%s: out of memory", r->path);
         return -1;
     }
     return add_calls(r, err, errsz);
+}
+
+/* Append text to buf at *w, never past sz. */
+static void put(char *buf, size_t sz, size_t *w, const char *text)
+{
+    if (*w + 1 >= sz)
+        return;
+    int n = snprintf(buf + *w, sz - *w, "%s", text);
+    if (n > 0)
+        *w = *w + (size_t)n < sz ? *w + (size_t)n : sz - 1;
+}
+
+/* The first index of folded.windows at or after step. */
+static size_t kept_from(const struct gl_folded *f, long step)
+{
+    size_t lo = 0, hi = f->nwindows;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (f->windows[mid].step < (int64_t)step)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 int gl_run_step_folded(const struct gl_run *r, long step)
@@ -98,19 +164,104 @@ int gl_run_step_folded(const struct gl_run *r, long step)
     const struct gl_folded *f = &r->folded;
     if (!f->budgeted || step < 0)
         return 0;
-    size_t lo = 0, hi = f->nwindows;
+    size_t lo = kept_from(f, step);
+    return !(lo < f->nwindows && f->windows[lo].step == (int64_t)step);
+}
+
+void gl_run_fold_kept_around(const struct gl_run *r, long step, long *before, long *after)
+{
+    const struct gl_folded *f = &r->folded;
+    size_t lo = kept_from(f, step);
+    *before = lo > 0 ? (long)lo - 1 : -1;
+    size_t hi = lo < f->nwindows && f->windows[lo].step == (int64_t)step ? lo + 1 : lo;
+    *after = hi < f->nwindows ? (long)hi : -1;
+}
+
+long gl_run_fold_nsteps(const struct gl_run *r)
+{
+    const struct gl_folded *f = &r->folded;
+    return (long)f->nends + !f->ends_recorded; /* step_ends has the last step's end too */
+}
+
+/* The first step whose end (its last event's seq, or with by_ns its
+ * moment) is at or after x. */
+static long first_end_at(const struct gl_folded *f, int64_t x, int by_ns)
+{
+    size_t lo = 0, hi = f->nends;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (f->windows[mid] < (int64_t)step)
+        if ((by_ns ? f->ends[mid].ts_ns : f->ends[mid].seq) < x)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return !(lo < f->nwindows && f->windows[lo] == (int64_t)step);
+    return (long)lo;
+}
+
+long gl_run_fold_step_of_seq(const struct gl_run *r, int64_t seq)
+{
+    return first_end_at(&r->folded, seq, 0);
+}
+
+long gl_run_fold_step_of_ns(const struct gl_run *r, int64_t ts_ns)
+{
+    return first_end_at(&r->folded, ts_ns, 1);
+}
+
+void gl_run_fold_step_span(const struct gl_run *r, long step, int64_t *lo_ns, int64_t *hi_ns)
+{
+    const struct gl_folded *f = &r->folded;
+    size_t s = step < 0 ? 0 : (size_t)step;
+    *lo_ns = s == 0 ? r->start_ns : s - 1 < f->nends ? f->ends[s - 1].ts_ns : r->end_ns;
+    *hi_ns = s < f->nends ? f->ends[s].ts_ns : r->end_ns;
+}
+
+void gl_run_fold_gaps(const struct gl_run *r, struct gl_fold_gaps *g)
+{
+    long n = gl_run_fold_nsteps(r), count = 0, lo[GL_BUDGET_MAX_RANGES], hi[GL_BUDGET_MAX_RANGES];
+    size_t ranges = 0, more = 0, w = 0, sz = sizeof g->ranges;
+    char *buf = g->ranges;
+    memset(g, 0, sizeof *g);
+    if (!r->folded.budgeted)
+        return;
+    for (long s = 0; s < n; s++) {
+        if (!gl_run_step_folded(r, s))
+            continue;
+        long e = s;
+        while (e + 1 < n && gl_run_step_folded(r, e + 1))
+            e++;
+        count += e - s + 1;
+        if (ranges < GL_BUDGET_MAX_RANGES) {
+            lo[ranges] = s;
+            hi[ranges++] = e;
+        } else {
+            more++;
+        }
+        s = e;
+    }
+    for (size_t i = 0; i < ranges; i++) {
+        char one[64];
+        if (lo[i] == hi[i])
+            snprintf(one, sizeof one, "%ld", lo[i]);
+        else
+            snprintf(one, sizeof one, "%ld-%ld", lo[i], hi[i]);
+        put(buf, sz, &w, i == 0 ? "" : i + 1 == ranges && !more ? " and " : ", ");
+        put(buf, sz, &w, one);
+    }
+    if (more) {
+        char tail[64];
+        snprintf(tail, sizeof tail, " and %zu more range%s", more, more == 1 ? "" : "s");
+        put(buf, sz, &w, tail);
+    }
+    g->steps = count;
+    g->of = n;
+    g->pairs = r->folded.pairs;
 }
 
 void gl_run_free_folded(struct gl_run *r)
 {
     free(r->folded.windows);
+    free(r->folded.ends);
     r->folded.windows = NULL;
+    r->folded.ends = NULL;
 }

@@ -12,13 +12,28 @@
 
 struct gl_run;
 
+struct gl_step_end {
+    int64_t seq, ts_ns; /* the step's last event, the moment it ended */
+};
+
+struct gl_kept_step {
+    int64_t step;
+    char why[12]; /* peak, failure, first, growth, last, overflow */
+};
+
 struct gl_folded {
     int budgeted;                    /* the run was recorded with a budget */
     uint64_t budget, used;           /* bytes */
     uint64_t steps_full, steps_folded, pairs, windows_dropped, rows_dropped, aggregate_rows, width;
     int64_t folded_events;           /* rows not kept: 2 per pair folded */
-    int64_t *windows;                /* the steps kept in full (step_windows), in order */
+    struct gl_kept_step *windows;    /* the steps kept in full (step_windows), in order */
     size_t nwindows;
+    /* where each step ended (step i: ends[i]; the step after the last end
+     * runs to the run's end): step_ends, or in a schema-5 file written
+     * before it the reader's own steps (gl_run.steps) */
+    struct gl_step_end *ends;
+    size_t nends;
+    int ends_recorded;               /* 1: from step_ends; 0: the reader's own steps */
 };
 
 /* Fill r->folded (zeroed for a run recorded in full or an older schema).
@@ -26,6 +41,29 @@ struct gl_folded {
 int gl_run_load_folded(struct gl_run *r, char *err, size_t errsz);
 /* Was step `step` (0-based, gl_step_at) aggregated, not kept in full? */
 int gl_run_step_folded(const struct gl_run *r, long step);
+/* The step (0-based, step_windows' numbering) event seq / moment ts_ns
+ * falls in: the first whose end is at or after it (nends past the last). */
+long gl_run_fold_step_of_seq(const struct gl_run *r, int64_t seq);
+long gl_run_fold_step_of_ns(const struct gl_run *r, int64_t ts_ns);
+/* When step `step` began and ended (*lo_ns: the end of the step before,
+ * or the run's start; *hi_ns: its own end, or the run's end). */
+/* The steps kept in full nearest to `step`: the index in folded.windows
+ * of the last one before it (*before) and the first after it (*after),
+ * -1 where there is none. */
+void gl_run_fold_kept_around(const struct gl_run *r, long step, long *before, long *after);
+/* How many steps the run has in step_windows' numbering, as its ends say
+ * (step_ends has the last, partial one's end too; the reader's own steps
+ * do not); a window past them is not counted. */
+long gl_run_fold_nsteps(const struct gl_run *r);
+void gl_run_fold_step_span(const struct gl_run *r, long step, int64_t *lo_ns, int64_t *hi_ns);
+/* What a bounded recording aggregated, for the verbs to say: */
+#define GL_BUDGET_MAX_RANGES 6 /* ranges of steps written out; the rest counted */
+struct gl_fold_gaps {
+    long steps, of;  /* steps aggregated, of all the run's steps (0: nothing aggregated) */
+    uint64_t pairs;  /* alloc+free pairs they hold, not rows */
+    char ranges[256]; /* "2-9, 11-24 and 26-39" (GL_BUDGET_MAX_RANGES, then "and N more ranges") */
+};
+void gl_run_fold_gaps(const struct gl_run *r, struct gl_fold_gaps *g);
 void gl_run_free_folded(struct gl_run *r);
 
 #endif

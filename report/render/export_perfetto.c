@@ -17,6 +17,8 @@
  *             marks that end steps read as the steps
  *   instants  each failed allocation ("OOM: cudaMalloc failed"), with its
  *             size, error, device and the innermost frames of its stack
+ *   otherData gpuledger_budget: a bounded recording's aggregated steps and
+ *             the alloc+free pairs not shown (absent when none)
  *
  * Times are microseconds since the run's first event. The format's fields
  * used here are checked against tests/schemas/trace_event.schema.json.
@@ -164,6 +166,11 @@ int gl_export_perfetto(FILE *f, struct gl_perfetto_view *v)
     slices(&j, v);
     instants(&j, r, &v->stacks);
     gl_jw_end(&j);
+    if (v->budget_note[0]) { /* what a bounded recording did not keep as events */
+        gl_jw_obj(&j, "otherData");
+        gl_jw_str(&j, "gpuledger_budget", v->budget_note);
+        gl_jw_end(&j);
+    }
     gl_jw_end(&j);
     fputc('\n', f);
     return rc;

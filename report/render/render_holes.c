@@ -15,6 +15,14 @@ void gl_render_holes_text(FILE *f, const struct gl_run *r, const struct gl_pool_
     fputs("== ", f);
     gl_text_str(f, r->path);
     fprintf(f, " (pid %" PRId64 ")\n", r->pid);
+    struct gl_fold_gaps g;
+    gl_run_fold_gaps(r, &g);
+    if (g.steps) /* a bounded recording: what replaying its rows cannot see */
+        fprintf(f,
+                "not seen: step%s %s (%ld of %ld) aggregated by the budget (%" PRIu64 " alloc+free pair%s): pools,"
+                " reserved ranges and heaps are seen at those steps' ends only; the caching allocator's samples"
+                " are all there\n",
+                gl_s((uint64_t)g.steps), g.ranges, g.steps, g.of, g.pairs, gl_s(g.pairs));
     if (!nh && !nheaps)
         fprintf(f, "no stream-ordered pools, reserved ranges or heaps in this run\n");
     for (size_t k = 0; k < nh; k++) {
@@ -73,6 +81,16 @@ void gl_render_holes_json(struct gl_json *j, const struct gl_run *r, const struc
     gl_jw_obj(j, NULL);
     gl_jw_str(j, "path", r->path);
     gl_jw_i64(j, "pid", r->pid);
+    struct gl_fold_gaps g;
+    gl_run_fold_gaps(r, &g);
+    if (g.steps) { /* a bounded recording's aggregated steps: seen at their ends only */
+        gl_jw_obj(j, "aggregated");
+        gl_jw_i64(j, "steps", g.steps);
+        gl_jw_i64(j, "of", g.of);
+        gl_jw_str(j, "ranges", g.ranges);
+        gl_jw_u64(j, "pairs", g.pairs);
+        gl_jw_end(j);
+    }
     gl_jw_arr(j, "holes");
     for (size_t k = 0; k < nh; k++) {
         const struct gl_pool_holes *p = &h[k];

@@ -9,7 +9,16 @@ it —, an OOM for 1 GiB at step 300) is recorded in full and with
 exit, `leaks --steps`, the OOM's holes sample and the diagnosis must be EQUAL (every field
 of their JSON, times aside: the two runs are two processes), the calls and
 events counted the same, and the budgeted file under its budget while the
-full one is over it. Usage: check_budget.py BUILD_ROOT
+full one is over it. Then two devices whose peaks come in different steps
+(tests/progs/twopeaks.c): each device's peak and its ledger equal a full
+recording's (a window still holding device 0's peak is not dropped when
+device 1's rises). Then steps with pool growth (tests/progs/poolsteps.c):
+`report --at` / `diff --at` inside an aggregated step refused (exit 2, the
+exact line naming the step and the kept steps on either side, with their
+times; from step_ends, and the same from the reader's own steps when the
+table is missing), a step's end answered as a full recording does, the
+exports' stderr note and perfetto's otherData.gpuledger_budget, `holes`'s
+`not seen:` line and JSON "aggregated". Usage: check_budget.py BUILD_ROOT
 """
 import json
 import os
@@ -33,10 +42,10 @@ def check(cond, what):
         print("FAIL:", what)
 
 
-def record(d, name, *opts):
+def record(d, name, *opts, prog=(PROG, "long", "400")):
     db = os.path.join(d, name)
     env = dict(os.environ, FAKECUDA_MEM_BYTES=str(256 << 20))
-    r = subprocess.run([GL, "run", "-q", *opts, "-o", db, PROG, "long", "400"], env=env, capture_output=True,
+    r = subprocess.run([GL, "run", "-q", *opts, "-o", db, *prog], env=env, capture_output=True,
                        text=True, timeout=120)
     check(r.returncode == 0, f"{name}: gpuledger run exit {r.returncode}: {r.stderr}")
     return db
@@ -84,6 +93,127 @@ def first_diff(a, b, path=""):
     elif a != b:
         return f"{path}: {str(a)[:120]} | {str(b)[:120]}"
     return None
+
+
+def two_devices(d):
+    """Device 0's peak at step 10, device 1's at step 25: both windows kept, both ledgers exact."""
+    prog = (os.path.join(BUILD, "tests", "twopeaks"),)
+    full = record(d, "twopeaks-full.db", prog=prog)
+    bud = record(d, "twopeaks-budget.db", "--budget", "1M", prog=prog)
+    db = sqlite3.connect(bud)
+    windows = db.execute("SELECT step, why FROM step_windows ORDER BY step").fetchall()
+    check(windows == [(0, "peak"), (1, "first"), (10, "peak"), (25, "peak"), (40, "last")],
+          f"twopeaks: windows {windows}")
+    meta = dict(db.execute("SELECT key, value FROM meta WHERE key LIKE 'budget%'"))
+    check(meta.get("budget_steps_folded") == "36" and meta.get("budget_pairs_folded") == str(36 * 8),
+          f"twopeaks: {meta.get('budget_steps_folded')} steps, {meta.get('budget_pairs_folded')} pairs folded")
+    check(meta.get("budget_windows_dropped") == "0", f"twopeaks: {meta.get('budget_windows_dropped')} dropped")
+    # step_ends: 41 steps (40 marks, then the rest up to the exit), each of the 40 at its mark
+    ends = db.execute("SELECT count(*), max(step) FROM step_ends").fetchone()
+    check(ends == (41, 40), f"twopeaks: step_ends {ends}")
+    at_marks = db.execute("SELECT count(*) FROM step_ends e JOIN annotations a ON a.seq = e.seq AND a.ts_ns = e.ts_ns"
+                          " AND a.op = 'mark' WHERE a.label = 'step ' || e.step").fetchone()[0]
+    check(at_marks == 40, f"twopeaks: {at_marks} step ends at their marks")
+    last = db.execute("SELECT e.seq = (SELECT max(seq) FROM event_log), e.ts_ns = r.end_ns FROM step_ends e, run r"
+                      " WHERE e.step = 40").fetchone()
+    check(last == (1, 1), f"twopeaks: the last step's end {last}")
+    db.close()
+    devs = [json.loads(verb("report", "--format", "json", p))["processes"][0]["devices"] for p in (full, bud)]
+    want = {0: (9 << 20, 10), 1: (14 << 20, 25)}
+    for f, b in zip(*devs):
+        dev = f["device"]
+        check((f["peak"]["bytes"], f["peak"]["step"]) == want.get(dev),
+              f"twopeaks: device {dev}'s peak {f['peak']['bytes']} at step {f['peak']['step']}")
+        ledger = [(e["bytes"], e["count"]) for e in f["peak"]["ledger"]]
+        check(sorted(ledger) == sorted([(1 << 20 if dev == 0 else 2 << 20, 1),
+                                        (8 << 20 if dev == 0 else 12 << 20, 1)]),
+              f"twopeaks: device {dev}'s ledger {ledger}")
+        dif = first_diff(untimed(f["peak"]), untimed(b["peak"]))
+        check(dif is None, f"twopeaks: device {dev}'s peak differs with a budget: {dif}")
+    check(len(devs[0]) == 2 and len(devs[1]) == 2, f"twopeaks: {len(devs[0])} and {len(devs[1])} devices")
+
+
+def run_gl(*args):
+    """gpuledger ARGS: its exit code, stdout (bytes: memory_viz is a pickle) and stderr as text."""
+    r = subprocess.run([GL, *args], capture_output=True, timeout=120)
+    r.stderr = r.stderr.decode()
+    return r
+
+
+def gaps(d):
+    """poolsteps: 30 steps of 3 pool temporaries, 1 MiB kept at steps 5, 15, 25: what is aggregated is said."""
+    prog = (os.path.join(BUILD, "tests", "poolsteps"),)
+    full = record(d, "poolsteps-full.db", prog=prog)
+    bud = record(d, "poolsteps-budget.db", "--budget", "1M", prog=prog)
+    db = sqlite3.connect(bud)
+    windows = db.execute("SELECT step, why FROM step_windows ORDER BY step").fetchall()
+    # 6 and 16 raised the peak too, each dropped when the next growth step raised it again
+    check(windows == [(0, "peak"), (1, "first"), (5, "peak"), (15, "peak"), (25, "peak"), (26, "peak"), (30, "last")],
+          f"poolsteps: windows {windows}")
+    ends = dict(db.execute("SELECT step, ts_ns FROM step_ends"))
+    first = db.execute("SELECT min(ts_ns) FROM event_log").fetchone()[0]
+    db.close()
+    check(len(ends) == 31, f"poolsteps: {len(ends)} step ends")
+
+    def rel(step):
+        return "+%.6fs" % ((ends[step] - first) / 1e9)
+
+    def refusal(path, when):
+        return (f"gpuledger report: {path}: --at '{when}' is inside step 6 ({rel(5)} to {rel(6)}), which the budget"
+                " aggregated (its alloc+free pairs are counts by stack, not events); ask for a moment of a step kept"
+                f" in full instead: step 5 (peak, {rel(4)} to {rel(5)}) before it, step 15 (peak, {rel(14)} to"
+                f" {rel(15)}) after it\n")
+
+    # step 6: events 44 .. 50 (#44-#49 its pairs, folded; #50 its mark)
+    mid = (ends[5] + ends[6]) // 2 - first
+    for when in ("#46", f"{mid}ns"):
+        r = run_gl("report", "--at", when, bud)
+        check(r.returncode == 2 and r.stdout == b"" and r.stderr == refusal(bud, when),
+              f"poolsteps: report --at {when}: exit {r.returncode}, {r.stderr!r}")
+    r = run_gl("diff", "--at", "step 3", "--at", "#46", bud)
+    check(r.returncode == 2 and r.stderr == refusal(bud, "#46").replace("gpuledger report:", "gpuledger diff:"),
+          f"poolsteps: diff --at #46: exit {r.returncode}, {r.stderr!r}")
+    # a step's end (its mark) is exact: the same ledger as the full recording's
+    at = [json.loads(verb("report", "--at", "step 6", "--format", "json", p)) for p in (full, bud)]
+    dif = first_diff(untimed(at[0]), untimed(at[1]))
+    check(dif is None, f"poolsteps: report --at 'step 6' differs with a budget: {dif}")
+    check(run_gl("report", "--at", "#43", bud).returncode == 0, "poolsteps: --at #43 (step 5, kept) refused")
+    # an older schema-5 file without step_ends: the reader's own steps (the marks), the same answer
+    old = os.path.join(d, "poolsteps-old.db")
+    src = sqlite3.connect(bud)
+    src.execute(f"VACUUM INTO '{old}'")
+    src.close()
+    o = sqlite3.connect(old)
+    o.execute("DROP TABLE step_ends")
+    o.commit()
+    o.close()
+    r = run_gl("report", "--at", "#46", old)
+    check(r.returncode == 2 and r.stderr == refusal(old, "#46"), f"poolsteps: without step_ends: {r.stderr!r}")
+
+    note = ("steps 2-4, 6-14, 16-24 and 27-29 (24 of 31) aggregated by the budget: 72 alloc+free pairs not shown"
+            " (step_aggregates has them by step and stack)")
+    for fmt in ("perfetto", "memory_viz", "csv", "folded", "speedscope"):
+        r = run_gl("export", "--format", fmt, bud)
+        check(r.returncode == 0 and r.stderr == f"gpuledger export: {bud}: {note}\n",
+              f"poolsteps: export {fmt}: exit {r.returncode}, {r.stderr!r}")
+        rf = run_gl("export", "--format", fmt, full)
+        check(rf.returncode == 0 and rf.stderr == "", f"poolsteps: export {fmt} of the full recording: {rf.stderr!r}")
+        if fmt == "perfetto":
+            other = json.loads(r.stdout).get("otherData")
+            check(other == {"gpuledger_budget": note}, f"poolsteps: perfetto otherData {other}")
+            check("otherData" not in json.loads(rf.stdout), "poolsteps: otherData in a full recording's trace")
+    text = verb("holes", bud).splitlines()
+    check(len(text) > 1 and text[1] == "not seen: steps 2-4, 6-14, 16-24 and 27-29 (24 of 31) aggregated by the"
+          " budget (72 alloc+free pairs): pools, reserved ranges and heaps are seen at those steps' ends only; the"
+          " caching allocator's samples are all there", f"poolsteps: holes says {text[1:2]}")
+    check(not any(t.startswith("not seen:") for t in verb("holes", full).splitlines()), "poolsteps: full holes")
+    hj = [json.loads(verb("holes", "--format", "json", p))["processes"][0] for p in (full, bud)]
+    check(hj[1].get("aggregated") == {"steps": 24, "of": 31, "ranges": "2-4, 6-14, 16-24 and 27-29", "pairs": 72},
+          f"poolsteps: holes JSON aggregated {hj[1].get('aggregated')}")
+    check("aggregated" not in hj[0], "poolsteps: 'aggregated' in a full recording's holes")
+    print(f"poolsteps: {len(windows)} windows, 24 of 31 steps aggregated; refusals, notes and holes checked")
+    check(len(hj[0]["holes"]) == 1 and untimed(hj[0]["holes"][0]["series"][-1]) ==
+          untimed(hj[1]["holes"][0]["series"][-1]), "poolsteps: the pool's holes at the end")
 
 
 def main():
@@ -155,6 +285,9 @@ def main():
         check("budget 1.00 MiB: " in text and "steps aggregated by stack" in text, "the report's budget line")
         print(f"full {full_size} B, budgeted {bud_size} B; {meta.get('budget_steps_folded')} steps aggregated,"
               f" {pairs} pairs")
+    with tempfile.TemporaryDirectory() as tmp:
+        two_devices(tmp)
+        gaps(tmp)
     return 1 if failures else 0
 
 

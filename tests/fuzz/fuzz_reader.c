@@ -44,6 +44,8 @@ static const char *const verbs[][8] = {
     {"report", "--format", "json", NULL},
     {"report", NULL},
     {"report", "--format", "html", NULL},
+    {"report", "--at", "#5", NULL}, /* a bounded recording's steps: a moment placed, maybe refused */
+    {"report", "--at", "20us", NULL},
     {"leaks", "--steps", "--lifetime-ms", "1", NULL},
     {"leaks", "--format", "json", NULL},
     {"holes", "--format", "json", "--series", NULL},
@@ -118,6 +120,10 @@ static const struct {
     {"meta", "rowid", {"key", "value"}},
     {"pool_samples", "rowid", {"ts_ns", "device", "pool", "reserved", "used"}},
     {"device_samples", "rowid", {"ts_ns", "device", "free", "total"}},
+    /* schema 5: a bounded recording's steps */
+    {"step_windows", "rowid", {"step", "why"}},
+    {"step_ends", "rowid", {"step", "seq", "ts_ns"}},
+    {"step_stacks", "rowid", {"step_lo", "step_hi", "context", "free_context", "kind", "stack_id", "pairs", "bytes"}},
 };
 
 static const char *const texts[] = {

@@ -2,7 +2,8 @@
  * are written in full and which folded, what a folded step leaves (the
  * allocation that outlives it, the marks, one step_stacks row per stack
  * with exact counts and bytes, seq gaps where its pairs were), an old
- * peak's window dropped when the peak rises again, and the decision table
+ * peak's window dropped when the peak rises again (per device: only once
+ * every peak it holds rose again), and the decision table
  * itself (gl_fold_full). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,6 +28,7 @@ struct ev_buf {
 static char path[256];
 static struct gl_store *st;
 static uint64_t now = 10;
+static int32_t device; /* of the events add() makes */
 
 static void add(int op, int api, int kind, uint64_t addr, uint64_t size, uintptr_t caller)
 {
@@ -39,6 +41,7 @@ static void add(int op, int api, int kind, uint64_t addr, uint64_t size, uintptr
     b.ev.size = size;
     b.ev.ts_ns = now++;
     b.ev.tid = 7;
+    b.ev.device = device;
     b.ev.depth = caller ? 1 : 0;
     b.ev.ips[0] = caller;
     if (op == GL_OP_OOM)
@@ -69,6 +72,7 @@ static void pair(uint64_t addr, uint64_t size, uintptr_t caller)
 static int setup(void **state)
 {
     (void)state;
+    device = 0;
     snprintf(path, sizeof path, "/tmp/gl-fold-test-%d.db", (int)getpid());
     unlink(path);
     struct gl_run_info info = {.pid = 1, .ppid = 1, .hostname = "h", .rank = "0", .cmdline = "p",
@@ -158,6 +162,21 @@ static void test_steps(void **state)
     assert_int_equal(q(db, "SELECT value FROM meta WHERE key = 'budget_pairs_folded'"), 9);
     assert_int_equal(q(db, "SELECT count(*) FROM step_windows WHERE step = 3 AND why = 'failure'"), 1);
     assert_int_equal(q(db, "SELECT count(*) FROM step_windows WHERE step = 8 AND why = 'last'"), 1);
+    /* every step's end, folded or not: its mark's seq and time (event k is stamped 9 + k); the last
+     * step ends at the run's end (70) after the last row (60) */
+    assert_int_equal(q(db, "SELECT count(*) FROM step_ends"), 9);
+    const int64_t end_seq[9] = {7, 14, 23, 31, 39, 46, 53, 60, 60};
+    for (int s = 0; s < 9; s++) {
+        char sql[96];
+        snprintf(sql, sizeof sql, "SELECT seq FROM step_ends WHERE step = %d", s);
+        assert_int_equal(q(db, sql), end_seq[s]);
+        snprintf(sql, sizeof sql, "SELECT ts_ns FROM step_ends WHERE step = %d", s);
+        assert_int_equal(q(db, sql), s < 8 ? 9 + end_seq[s] : 70);
+    }
+    /* a mark's end is the mark's own row */
+    assert_int_equal(q(db, "SELECT count(*) FROM step_ends e JOIN event_log l ON l.seq = e.seq"
+                           " AND l.ts_ns = e.ts_ns AND l.op = 13"),
+                     8);
     sqlite3_close(db);
 }
 
@@ -185,6 +204,41 @@ static void test_old_peak_dropped(void **state)
     assert_int_equal(q(db, "SELECT count(*) FROM event_log WHERE size = 5 << 20"), 2); /* the peak's pair stays */
     assert_int_equal(q(db, "SELECT count(*) FROM event_log WHERE size = 4 << 20"), 0);
     assert_int_equal(q(db, "SELECT peak_bytes FROM device_stats WHERE device = 0"), 5 << 20);
+    sqlite3_close(db);
+}
+
+/* Peaks of two devices, each on its own: step 3 raises both (held), step
+ * 4 device 0's only, so 3 is written holding device 1's; step 6 raises
+ * device 1's: 3 holds none and is dropped, 4 (device 0's) stays. */
+static void test_peaks_per_device(void **state)
+{
+    (void)state;
+    for (int s = 0; s < 9; s++) {
+        uint64_t base = 0x10000000ULL * (uint64_t)(s + 1);
+        for (device = 0; device < 2; device++) {
+            pair(base + (uint64_t)device * 0x8000000, 100, 0x400000);
+            if ((s == 3) || (s == 4 && device == 0) || (s == 6 && device == 1))
+                pair(base + (uint64_t)device * 0x8000000 + 0x1000, (uint64_t)(s + device) << 20, 0x500000);
+        }
+        device = 0;
+        mark();
+    }
+    sqlite3 *db = finish();
+    /* full: 0, 1 (first), 4 (device 0's peak), 6 (device 1's), 9 (last); 3 dropped when 6 rose */
+    assert_int_equal(q(db, "SELECT count(*) FROM step_windows"), 5);
+    assert_int_equal(q(db, "SELECT count(*) FROM step_windows WHERE step = 4 AND why = 'peak'"), 1);
+    assert_int_equal(q(db, "SELECT count(*) FROM step_windows WHERE step = 6 AND why = 'peak'"), 1);
+    assert_int_equal(q(db, "SELECT count(*) FROM step_windows WHERE step = 3"), 0);
+    assert_int_equal(q(db, "SELECT value FROM meta WHERE key = 'budget_windows_dropped'"), 1);
+    /* step 3's pairs (100 B and 3 MiB on device 0, 100 B and 4 MiB on device 1) counted under step 3 */
+    assert_int_equal(q(db, "SELECT sum(pairs) FROM step_stacks WHERE step_lo = 3"), 4);
+    assert_int_equal(q(db, "SELECT sum(bytes) FROM step_stacks WHERE step_lo = 3"), 200 + (7 << 20));
+    assert_int_equal(q(db, "SELECT count(*) FROM event_log WHERE size = 4 << 20"), 2); /* step 4's, device 0 */
+    assert_int_equal(q(db, "SELECT count(*) FROM event_log WHERE size = 4 << 20 AND device = 0"), 2);
+    assert_int_equal(q(db, "SELECT count(*) FROM event_log WHERE size = 7 << 20 AND device = 1"), 2);
+    assert_int_equal(q(db, "SELECT count(*) FROM event_log WHERE size IN (3 << 20)"), 0);
+    assert_int_equal(q(db, "SELECT peak_bytes FROM device_stats WHERE device = 0"), 4 << 20);
+    assert_int_equal(q(db, "SELECT peak_bytes FROM device_stats WHERE device = 1"), 7 << 20);
     sqlite3_close(db);
 }
 
@@ -218,6 +272,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_steps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_old_peak_dropped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_peaks_per_device, setup, teardown),
         cmocka_unit_test(test_decision),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
