@@ -229,6 +229,22 @@ static void test_capture(void **state)
     }
 }
 
+/* The text with " (sampled N µs after it)" after "at the peak" taken out:
+ * whether a sample lands on the peak's event itself or a few µs after it
+ * depends on the writer's timing (under the sanitizers, after); the rule
+ * that picks it has its own test (test_usage, test_remainder_high_water). */
+static const char *without_distance(char *text)
+{
+    const char *mark = "at the peak (sampled ";
+    char *p = strstr(text, mark);
+    if (p) {
+        char *close = strstr(p, " it)");
+        if (close)
+            memmove(p + strlen("at the peak"), close + strlen(" it)"), strlen(close + strlen(" it)")) + 1);
+    }
+    return text;
+}
+
 /* "Outside any allocation API": the process's own figure less the ledger,
  * from each source, at marks and at exit (tests/progs/remainder.c: 300 MiB
  * context, then 64 MiB local memory at the first launch). */
@@ -272,7 +288,7 @@ static void test_remainder(void **state)
         sqlite3_close(db);
         h_run(&r, NULL, ARGV(GL, "report", out));
         assert_int_equal(r.status, 0);
-        assert_non_null(strstr(r.out, cases[i].line));
+        assert_non_null(strstr(without_distance(r.out), cases[i].line));
         h_run(&r, NULL, ARGV(GL, "report", "--format", "json", out));
         char json[200];
         snprintf(json, sizeof json, "\"outside_api\":{\"source\":\"%s\",\"peak\":", cases[i].source);
