@@ -22,8 +22,9 @@
    `_start`: their names depend on the C library's symbols), the figures
    of pool holes (where the fake runtime's pool chunks land in the address
    space decides how they merge; tests/integration checks them exactly) and
-   the process's figure "outside any allocation API ... at the peak" (a
-   sample taken when the writer asks for one, later under load).
+   the process's figure "outside any allocation API ... at the peak" and
+   how far from the peak it was sampled (a sample taken when the writer
+   asks for one, later under load).
 --update writes the samples' outputs into README.md as the build prints them
 now, the scratch directory shown as /home/me (then read `git diff README.md`)."""
 import glob
@@ -55,8 +56,12 @@ NORMALISE = [
     # writer runs (under load, after the async pool grew); tests/integration
     # checks the figures exactly with marks
     (re.compile(r"(outside any allocation API: )\d+(?:\.\d+)? (?:[KMGT]i)?B at the peak"), r"\1SIZE at the peak"),
+    # and whether that sample is the peak's own moment or some time from it
+    (re.compile(r" \(sampled T (?:before|after) it\)"), ""),
+    (re.compile(r"sampled (?:T (?:before|after)|at) the peak"), "sampled near the peak"),
+    (re.compile(r"(of the process's \S+ \S+ )(?:near|at)( the peak is outside)"), r"\1at\2"),
     # the same sample in the diagnosis's finding and its evidence
-    (re.compile(r"^.*(?:of the process's .* at the peak is outside any allocation API|process .* = ledger .* outside \().*$",
+    (re.compile(r"^.*(?:of the process's .* at the peak is outside any allocation API|process .* = ledger .* outside[ ,(]).*$",
                 re.M),
      lambda m: re.sub(r"\d+(?:\.\d+)? (?:[KMGT]i)?B\b", "SIZE", m.group(0))),
     (re.compile(r"^.*(?:holes|regions|external fragmentation).*$", re.M),
