@@ -101,26 +101,46 @@ struct gl_gate_query {
     const struct gl_rules *rules;
 };
 
-struct gl_gate_run {
+/* One run's checks, made while the run is loaded (gl_gate_check); the
+ * gate keeps only a gl_gate_result of them once the run is freed. */
+struct gl_gate_check {
     struct gl_run *run;
     struct gl_stacks stacks;
     struct gl_groups chains;     /* leak chains, merged and categorized */
     char *counted;               /* counted[k]: chain k counts against the limit */
+    uint64_t leak;               /* the counted chains' bytes */
     uint64_t peak;               /* the highest of the process's devices */
     int device;                  /* where (-1: no device memory) */
     int peak_fail;
 };
 
+/* What the gate keeps of one run: copies, nothing that points into it. */
+struct gl_gate_result {
+    char *path;                  /* the run's path */
+    int unfinished;              /* the recording did not finish (gated all the same) */
+    uint64_t peak;
+    int device, peak_fail;       /* as in gl_gate_check */
+    char *chains;                /* its counted chains as text lines (gl_render_gate_chains; "" when none),
+                                    NULL without --max-leak-bytes */
+};
+
+/* The verdict over the runs checked so far, one at a time. */
 struct gl_gate_view {
     const struct gl_gate_query *q;
-    struct gl_gate_run *runs;
-    int n;
+    struct gl_gate_result *runs; /* room for the n the view was begun with */
+    int n;                       /* results kept */
     uint64_t leak;               /* counted bytes over every run */
     int peak_fail, fail;
 };
 
-/* 0, or -1 out of memory. */
-int gl_gate_view(struct gl_gate_view *v, struct gl_run **runs, int n, const struct gl_gate_query *q);
+/* Run r's checks: 0, or -1 out of memory (free it either way). */
+int gl_gate_check(struct gl_gate_check *g, struct gl_run *r, const struct gl_gate_query *q);
+void gl_gate_check_free(struct gl_gate_check *g);
+/* A view with room for n runs: 0, or -1 out of memory (free it either way). */
+int gl_gate_view_begin(struct gl_gate_view *v, int n, const struct gl_gate_query *q);
+/* Keep what the verdict needs of g, with chains (malloc'd or NULL; the view
+ * owns it from now on), and update the verdict: 0, or -1 out of memory. */
+int gl_gate_view_add(struct gl_gate_view *v, const struct gl_gate_check *g, char *chains);
 void gl_gate_view_free(struct gl_gate_view *v);
 
 #endif

@@ -304,7 +304,8 @@ static int load(struct gl_cli *cli)
         /* several databases one at a time: stdout held until every one
          * was read (without a temporary file: all loaded first, as for
          * any verb) */
-        cli->lazy = cli->cmd->spec->one_at_a_time && cli->npaths > 1 && (!use_stdout || (cli->held = tmpfile()));
+        cli->lazy = cli->cmd->spec->one_at_a_time && cli->npaths > 1 &&
+                    (!use_stdout || cli->cmd->spec->writes_at_end || (cli->held = tmpfile()));
         for (int i = 0; !cli->lazy && i < cli->npaths; i++)
             if (!gl_cli_run(cli, i))
                 return 2;

@@ -52,6 +52,9 @@ struct gl_cmd_spec {
      * --device none of them has is said at the end. One database is
      * loaded before the verb runs, as for any verb. */
     int one_at_a_time;
+    /* A one_at_a_time verb that writes nothing before every database was
+     * read (gate): stdout is not held, as there is nothing to hold back. */
+    int writes_at_end;
 };
 
 /* A row of the command table (main.c). */

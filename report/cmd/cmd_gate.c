@@ -1,6 +1,11 @@
 /* cmd_gate.c — `gpuledger gate`: the CI leak gate. Exit 0 within limits,
  * 1 when a limit is broken (the offending chains are printed), 2 on bad
- * input. Optional JUnit XML for CI systems. */
+ * input. Optional JUnit XML for CI systems. One database at a time (cli.h,
+ * one_at_a_time): each run's checks are made as it is loaded, and only
+ * their results are kept. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
 #include "commands.h"
 #include "escape.h"
@@ -59,40 +64,82 @@ static const struct option opts[] = {
     {"count-cached", no_argument, NULL, 'c'},         {"allow-unfinished", no_argument, NULL, 'u'},
     {NULL, 0, NULL, 0}};
 
-const struct gl_cmd_spec gl_gate_spec = {.usage = gl_usage_gate, .opts = opts, .opt = opt, .check = check};
+const struct gl_cmd_spec gl_gate_spec = {
+    .usage = gl_usage_gate, .opts = opts, .opt = opt, .check = check, .one_at_a_time = 1, .writes_at_end = 1};
+
+/* Run r checked and what the verdict needs of it kept in v: 0, or -1 out of
+ * memory. */
+static int check_run(struct gl_gate_view *v, struct gl_run *r)
+{
+    struct gl_gate_check g;
+    int rc = gl_gate_check(&g, r, &q);
+    char *chains = !rc && q.have_leak ? gl_render_gate_chains(&g) : NULL;
+    if (!rc && q.have_leak && !chains)
+        rc = -1;
+    if (!rc)
+        rc = gl_gate_view_add(v, &g, chains);
+    else
+        free(chains);
+    gl_gate_check_free(&g);
+    return rc;
+}
 
 /* An unfinished recording's live allocations are no leak verdict: exit 2
- * naming each such database, unless --allow-unfinished (0). */
-static int refuse_unfinished(struct gl_cli *cli)
+ * naming each such database (refused, in the order named), unless
+ * --allow-unfinished (0). */
+static int refuse_unfinished(struct gl_cli *cli, char **refused, int n)
 {
     char buf[2 * PATH_MAX];
     int rc = 0;
-    for (int i = 0; !allow_unfinished && i < cli->npaths; i++)
-        if (cli->runs[i]->unfinished)
-            rc = gl_cli_fail(cli,
-                             "%s: " GL_UNFINISHED_TEXT ": what was live when it stopped is no leak verdict "
-                             "(--allow-unfinished to gate it anyway)",
-                             gl_text_buf(cli->runs[i]->path, buf, sizeof buf));
+    for (int i = 0; i < n; i++)
+        rc = gl_cli_fail(cli,
+                         "%s: " GL_UNFINISHED_TEXT ": what was live when it stopped is no leak verdict "
+                         "(--allow-unfinished to gate it anyway)",
+                         gl_text_buf(refused[i], buf, sizeof buf));
+    return rc;
+}
+
+/* Every database read, each checked and freed in turn (once one is refused
+ * as unfinished, the rest are only read: a bad one is said first, as when
+ * every database is loaded before anything is checked): 0, or 2 after
+ * saying why. */
+static int check_runs(struct gl_cli *cli, struct gl_gate_view *v)
+{
+    char **refused = calloc((size_t)cli->npaths + 1, sizeof *refused);
+    int nrefused = 0, rc = refused ? 0 : gl_cli_fail(cli, "out of memory");
+    for (int i = 0; !rc && i < cli->npaths; i++) {
+        struct gl_run *r = gl_cli_run(cli, i);
+        if (!r)
+            rc = 2;
+        else if (r->unfinished && !allow_unfinished)
+            rc = (refused[nrefused++] = strdup(r->path)) ? 0 : gl_cli_fail(cli, "out of memory");
+        else if (!nrefused && check_run(v, r))
+            rc = gl_cli_fail(cli, "out of memory");
+        gl_cli_release(cli, i);
+    }
+    if (!rc && nrefused)
+        rc = refuse_unfinished(cli, refused, nrefused);
+    for (int i = 0; i < nrefused; i++)
+        free(refused[i]);
+    free(refused);
     return rc;
 }
 
 int cmd_gate(struct gl_cli *cli)
 {
-    if (refuse_unfinished(cli))
-        return 2;
-    FILE *jf = junit ? gl_open_out(junit) : NULL;
-    if (junit && !jf)
-        return 2;
     struct gl_gate_view v;
     q.rules = &cli->rules;
-    if (gl_gate_view(&v, cli->runs, cli->npaths, &q)) {
-        gl_close_out(jf, 1);
-        return 2;
-    }
-    if (jf)
+    int rc = gl_gate_view_begin(&v, cli->npaths, &q) ? gl_cli_fail(cli, "out of memory") : check_runs(cli, &v);
+    FILE *jf = !rc && junit ? gl_open_out(junit) : NULL;
+    if (!rc && junit && !jf)
+        rc = 2;
+    int early = rc; /* no verdict to print */
+    if (!rc && jf) {
         gl_render_gate_junit(jf, &v);
-    int rc = jf && gl_close_out(jf, 0) ? 2 : 0;
-    gl_render_gate_text(cli->out, &v);
+        rc = gl_close_out(jf, 0) ? 2 : 0;
+    }
+    if (!early) /* also when writing the JUnit file failed (exit 2) */
+        gl_render_gate_text(cli->out, &v);
     int fail = v.fail;
     gl_gate_view_free(&v);
     for (int i = 0; i < q.nignore; i++)

@@ -34,8 +34,11 @@ void gl_retention_path_json(struct gl_json *j, const struct gl_retention_path *p
 void gl_render_diff_text(FILE *f, struct gl_diff_view *v, int top);
 
 /* gate: the verdict and the offending chains; JUnit XML */
-void gl_render_gate_text(FILE *f, struct gl_gate_view *v);
-void gl_render_gate_junit(FILE *f, struct gl_gate_view *v);
+void gl_render_gate_text(FILE *f, const struct gl_gate_view *v);
+void gl_render_gate_junit(FILE *f, const struct gl_gate_view *v);
+/* A run's counted chains as the text lines both print, while the run is
+ * loaded (malloc'd; NULL out of memory). */
+char *gl_render_gate_chains(struct gl_gate_check *g);
 
 /* export: folded stacks and CSV of the allocations (what: "peak" live at
  * the peak, "leaks" never freed, "allocs" all; export.c); a Perfetto /

@@ -2,7 +2,9 @@
  * chains and peaks) and as JUnit XML (valid against the Jenkins xUnit
  * schema, tests/junit/): one test case per check the gate made — the
  * never-freed bytes summed over the databases, and with --max-peak-bytes
- * the peak of each — and a <failure> in each that failed. */
+ * the peak of each — and a <failure> in each that failed. A run's chains
+ * are written as text while it is loaded (gl_render_gate_chains), the rest
+ * from the results kept once every run was checked. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +15,7 @@
 
 /* "  3.00 MiB in 2 allocations [other] a.db: f <- g <- main" for each
  * chain of g that counts. */
-static void chain_lines(FILE *f, struct gl_gate_run *g)
+static void chain_lines(FILE *f, struct gl_gate_check *g)
 {
     char b[32];
     const struct gl_stack **st = calloc(g->chains.n + 1, sizeof(void *));
@@ -41,14 +43,29 @@ static void chain_lines(FILE *f, struct gl_gate_run *g)
     free(at);
 }
 
+char *gl_render_gate_chains(struct gl_gate_check *g)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    chain_lines(f, g);
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
 /* "  note: a.db: the recording did not finish ..." for each unfinished run
  * gated all the same (--allow-unfinished). */
 static void unfinished_lines(FILE *f, const struct gl_gate_view *v)
 {
     for (int i = 0; i < v->n; i++)
-        if (v->runs[i].run->unfinished) {
+        if (v->runs[i].unfinished) {
             fputs("  note: ", f);
-            gl_text_str(f, v->runs[i].run->path);
+            gl_text_str(f, v->runs[i].path);
             fputs(": " GL_UNFINISHED_TEXT ": what was live when it stopped counts as never freed\n", f);
         }
 }
@@ -71,7 +88,7 @@ static void fmt_pair(uint64_t x, uint64_t limit, char *bx, char *bl, size_t sz)
     }
 }
 
-void gl_render_gate_text(FILE *f, struct gl_gate_view *v)
+void gl_render_gate_text(FILE *f, const struct gl_gate_view *v)
 {
     char b[64], m[64];
     const struct gl_gate_query *q = v->q;
@@ -85,18 +102,18 @@ void gl_render_gate_text(FILE *f, struct gl_gate_view *v)
                 gl_fmt_bytes(q->max_peak, m, sizeof m), v->n, gl_s((uint64_t)v->n), gl_fmt_bytes(v->leak, b, sizeof b));
     unfinished_lines(f, v);
     for (int i = 0; v->fail && i < v->n; i++) {
-        if (q->have_leak)
-            chain_lines(f, &v->runs[i]);
+        if (q->have_leak && v->runs[i].chains)
+            fputs(v->runs[i].chains, f);
         if (v->runs[i].peak_fail) {
             fmt_pair(v->runs[i].peak, q->max_peak, b, m, sizeof b);
             fprintf(f, "  peak %s > %s in ", b, m);
-            gl_text_str(f, v->runs[i].run->path);
+            gl_text_str(f, v->runs[i].path);
             fputc('\n', f);
         }
     }
 }
 
-void gl_render_gate_junit(FILE *f, struct gl_gate_view *v)
+void gl_render_gate_junit(FILE *f, const struct gl_gate_view *v)
 {
     const struct gl_gate_query *q = v->q;
     int tests = q->have_leak + (q->have_peak ? v->n : 0), leak_fail = q->have_leak && v->leak > q->max_leak,
@@ -120,7 +137,8 @@ void gl_render_gate_junit(FILE *f, struct gl_gate_view *v)
         if (chains)
             unfinished_lines(chains, v);
         for (int i = 0; chains && i < v->n; i++)
-            chain_lines(chains, &v->runs[i]);
+            if (v->runs[i].chains)
+                fputs(v->runs[i].chains, chains);
         if (chains)
             fclose(chains);
         fprintf(f,
@@ -134,9 +152,9 @@ void gl_render_gate_junit(FILE *f, struct gl_gate_view *v)
     if (q->have_leak)
         fputs("</testcase>\n", f);
     for (int i = 0; q->have_peak && i < v->n; i++) {
-        const struct gl_gate_run *g = &v->runs[i];
+        const struct gl_gate_result *g = &v->runs[i];
         fputs("    <testcase classname=\"gpuledger.peak\" name=\"peak of ", f);
-        gl_xml_str(f, g->run->path);
+        gl_xml_str(f, g->path);
         fprintf(f, " &lt;= %" PRIu64 " byte%s\">", q->max_peak, gl_s(q->max_peak));
         if (g->peak_fail)
             fprintf(f, "<failure type=\"peak\" message=\"peak %" PRIu64 " byte%s on device %d (limit %" PRIu64 ")\"/>",
