@@ -709,10 +709,10 @@ static void test_fleet_one_at_a_time(void **state)
     fclose(f);
     static const char *const v[][4] = {{"report"}, {"report", "--format", "json"}, {"report", "--format", "html"},
                                        {"leaks"},  {"leaks", "--format", "json", "--steps"}, {"holes"},
-                                       {"holes", "--format", "json"}};
+                                       {"holes", "--format", "json"}, {"gate", "--max-leak-bytes", "1G"}, {"gate", "--max-peak-bytes", "1"}};
     static const char *const sets[][3] = {{"bad.db", "demo.db", "l3.db"}, {"demo.db", "bad.db", "l3.db"},
                                           {"demo.db", "l3.db", "bad.db"}};
-    for (int k = 0; k < 7; k++)
+    for (int k = 0; k < 9; k++)
         for (int s = 0; s < 3; s++) {
             const char *argv[12] = {GL};
             int n = 1;
