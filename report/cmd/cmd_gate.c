@@ -106,7 +106,9 @@ static int refuse_unfinished(struct gl_cli *cli, char **refused, int n)
 static int check_runs(struct gl_cli *cli, struct gl_gate_view *v)
 {
     char **refused = calloc((size_t)cli->npaths + 1, sizeof *refused);
-    int nrefused = 0, rc = refused ? 0 : gl_cli_fail(cli, "out of memory");
+    if (!refused)
+        return gl_cli_fail(cli, "out of memory");
+    int nrefused = 0, rc = 0;
     for (int i = 0; !rc && i < cli->npaths; i++) {
         struct gl_run *r = gl_cli_run(cli, i);
         if (!r)
