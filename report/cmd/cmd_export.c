@@ -144,6 +144,19 @@ static int perfetto(FILE *out, struct gl_run *r, const struct gl_rules *rules)
     return rc;
 }
 
+/* The formats that show every event or allocation, where a bounded
+ * recording's folded pairs are missing; the peak's live set and what was
+ * never freed (folded and csv `--what peak|leaks`, speedscope) are a full
+ * recording's. */
+static int shows_every_event(struct gl_cli *cli)
+{
+    if (gl_cli_format(cli, "perfetto") || gl_cli_format(cli, "memory_viz"))
+        return 1;
+    if (gl_cli_format(cli, "folded"))
+        return what && !strcmp(what, "allocs");
+    return gl_cli_format(cli, "csv") && (!what || !strcmp(what, "allocs"));
+}
+
 int cmd_export(struct gl_cli *cli)
 {
     struct gl_run *r = cli->runs[0];
@@ -161,7 +174,7 @@ int cmd_export(struct gl_cli *cli)
     if (rc)
         return gl_cli_fail(cli, "%s: out of memory", r->path);
     char note[512];
-    if (*gl_budget_note(r, note, sizeof note)) /* the events a bounded recording aggregated: not shown */
+    if (shows_every_event(cli) && *gl_budget_note(r, note, sizeof note)) /* what a bounded recording folded */
         fprintf(stderr, "gpuledger export: %s: %s\n", r->path, note);
     return 0;
 }

@@ -216,8 +216,10 @@ const char gl_usage_export[] =
     "              freed, or live at the peak\n"
     "--what applies to folded and csv only. --fold-allocator (folded, speedscope):\n"
     "allocator internals as one frame, [allocator], at the top of each stack.\n"
-    "A database of run --budget: stderr names the steps aggregated and the\n"
-    "alloc+free pairs not shown (perfetto: also otherData.gpuledger_budget).\n";
+    "A database of run --budget: perfetto, memory_viz and the lists of every\n"
+    "allocation (csv, folded --what allocs) say on stderr which steps were\n"
+    "aggregated and the alloc+free pairs not shown (perfetto: also\n"
+    "otherData.gpuledger_budget); the peak and the leaks are exact.\n";
 
 const char gl_usage_summary[] =
     "usage: gpuledger summary DB...\n"

@@ -20,6 +20,8 @@ table is missing), a step's end answered as a full recording does, the
 exports' stderr note and perfetto's otherData.gpuledger_budget, `holes`'s
 `not seen:` line and JSON "aggregated". Usage: check_budget.py BUILD_ROOT
 """
+import csv
+import io
 import json
 import os
 import re
@@ -140,6 +142,11 @@ def run_gl(*args):
     return r
 
 
+def csv_rows(data):
+    """An export's CSV rows without what differs from process to process (addr, alloc_ns, free_ns)."""
+    return [[c for i, c in enumerate(row) if i not in (4, 6, 7)] for row in csv.reader(io.StringIO(data.decode()))]
+
+
 def gaps(d):
     """poolsteps: 30 steps of 3 pool temporaries, 1 MiB kept at steps 5, 15, 25: what is aggregated is said."""
     prog = (os.path.join(BUILD, "tests", "poolsteps"),)
@@ -192,16 +199,23 @@ def gaps(d):
 
     note = ("steps 2-4, 6-14, 16-24 and 27-29 (24 of 31) aggregated by the budget: 72 alloc+free pairs not shown"
             " (step_aggregates has them by step and stack)")
-    for fmt in ("perfetto", "memory_viz", "csv", "folded", "speedscope"):
-        r = run_gl("export", "--format", fmt, bud)
+    for fmt, *what in (("perfetto",), ("memory_viz",), ("csv",), ("folded", "--what", "allocs")):
+        r = run_gl("export", "--format", fmt, *what, bud)
         check(r.returncode == 0 and r.stderr == f"gpuledger export: {bud}: {note}\n",
               f"poolsteps: export {fmt}: exit {r.returncode}, {r.stderr!r}")
-        rf = run_gl("export", "--format", fmt, full)
+        rf = run_gl("export", "--format", fmt, *what, full)
         check(rf.returncode == 0 and rf.stderr == "", f"poolsteps: export {fmt} of the full recording: {rf.stderr!r}")
         if fmt == "perfetto":
             other = json.loads(r.stdout).get("otherData")
             check(other == {"gpuledger_budget": note}, f"poolsteps: perfetto otherData {other}")
             check("otherData" not in json.loads(rf.stdout), "poolsteps: otherData in a full recording's trace")
+    # the peak's live set and what was never freed are a full recording's: no note, the same output
+    for fmt, *what in (("folded",), ("folded", "--what", "leaks"), ("csv", "--what", "peak"),
+                       ("csv", "--what", "leaks"), ("speedscope",)):
+        r, rf = (run_gl("export", "--format", fmt, *what, p) for p in (bud, full))
+        same = (csv_rows(r.stdout) == csv_rows(rf.stdout)) if fmt == "csv" else r.stdout == rf.stdout
+        check(r.returncode == 0 and r.stderr == "" and same and (r.stdout or what == ["--what", "leaks"]),
+              f"poolsteps: export {fmt} {what}: exit {r.returncode}, {r.stderr!r}, same as full: {same}")
     text = verb("holes", bud).splitlines()
     check(len(text) > 1 and text[1] == "not seen: steps 2-4, 6-14, 16-24 and 27-29 (24 of 31) aggregated by the"
           " budget (72 alloc+free pairs): pools, reserved ranges and heaps are seen at those steps' ends only; the"
