@@ -92,6 +92,10 @@ static void write_leaks_growth(struct gl_json *j, const struct gl_html_view *v, 
         gl_jw_obj(j, "outside_api");
         gl_jw_str(j, "source", gl_usage_source_text(d->usage.source));
         gl_jw_u64(j, "peak", d->outside_peak);
+        if (d->usage.peak.from_peak_ns) { /* the sample nearest the peak, not at it */
+            char near[64];
+            gl_jw_str(j, "peak_sampled", gl_usage_from_peak_text(d->usage.peak.from_peak_ns, "it", near, sizeof near));
+        }
         gl_jw_u64(j, "end", d->outside_end);
         gl_jw_u64(j, "end_process", d->usage.end.process);
         gl_jw_end(j);

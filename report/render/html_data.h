@@ -34,9 +34,12 @@
  *                                      (times null for a row no stack made;
  *                                      held: by design, not a leak — a cache,
  *                                      module globals, a tagged tensor)
- *      outside_api? {source, peak, end, end_process}   schema 2: bytes outside
- *                                      any allocation API at the peak and at
- *                                      the end, the process's own figure then
+ *      outside_api? {source, peak, peak_sampled?, end, end_process}
+ *                                      schema 2: bytes outside any allocation
+ *                                      API at the peak and at the end, the
+ *                                      process's own figure then; peak_sampled:
+ *                                      "sampled 3.2 ms after it" where the
+ *                                      sample nearest the peak is not at it
  *      growth  {steps, by_marks, rows: [[row, growth, [bytes per step]]]} }]
  *   holes   [{label, device, sampled_reserved, worst,
  *             series: [[seq, t, reserved, live, free, largest_free, holes]]}]

@@ -200,6 +200,11 @@ def demo_checks(browser, db, html):
     check(out is not None and "outside any allocation API" in heading and
           run(GL, "report", db).count("\n  outside any allocation API: ") == 1,
           "demo: the remainder in the heading (%r)" % heading)
+    # with the sample's distance from the peak, as the text report says it
+    line = next(t for t in run(GL, "report", db).splitlines() if t.startswith("  outside any allocation API: "))
+    near = re.search(r" at the peak( \(sampled [^)]*\))?,", line)
+    check(near is not None and (" at the peak%s and " % (near.group(1) or "")) in heading,
+          "demo: the peak sample's distance in the heading (%r, text: %r)" % (heading, line))
     # a click somewhere on the timeline
     for frac in (0.5, 0.999):
         seq, _ = click_moment(page, frac)

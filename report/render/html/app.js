@@ -96,7 +96,9 @@
         ' never freed'));
     }
     if (d.outside_api) {
-      bits.push(GL.fmt.bytes(d.outside_api.peak) + ' at the peak and ' + GL.fmt.bytes(d.outside_api.end) +
+      bits.push(GL.fmt.bytes(d.outside_api.peak) + ' at the peak' +
+        (d.outside_api.peak_sampled ? ' (' + d.outside_api.peak_sampled + ')' : '') +
+        ' and ' + GL.fmt.bytes(d.outside_api.end) +
         ' at the end outside any allocation API (the process held ' + GL.fmt.bytes(d.outside_api.end_process) +
         '; ' + d.outside_api.source + ')');
     }
