@@ -30,7 +30,8 @@ static const char *kept_text(const struct gl_run *r, long i, char *buf, size_t s
     int64_t lo, hi;
     char a[32], b[32];
     gl_run_fold_step_span(r, (long)k->step, &lo, &hi);
-    snprintf(buf, sz, "step %lld (%s, %s to %s)", (long long)k->step, k->why, gl_fmt_rel(r, lo, a, sizeof a),
+    snprintf(buf, sz, "step %ld (%s, %s to %s)", gl_run_fold_reader_step(r, (long)k->step), k->why,
+             gl_fmt_rel(r, lo, a, sizeof a),
              gl_fmt_rel(r, hi, b, sizeof b));
     return buf;
 }
@@ -51,11 +52,13 @@ int gl_budget_moment_check(const struct gl_run *r, const struct gl_moment *m, ch
     int64_t lo, hi;
     char a[32], b[32], kb[128], ka[128];
     gl_run_fold_step_span(r, step, &lo, &hi);
+    int part = r->folded.reader_step != NULL; /* the program's marks cut the reader's steps in parts */
     snprintf(err, errsz,
-             "%s: --at '%.100s' is inside step %ld (%s to %s), which the budget aggregated (its alloc+free pairs"
+             "%s: --at '%.100s' is inside step %ld (%s%s to %s%s), which the budget aggregated (its alloc+free pairs"
              " are counts by stack, not events); ask for a moment of a step kept in full instead: %s before it,"
              " %s after it",
-             r->path, m->when, step, gl_fmt_rel(r, lo, a, sizeof a), gl_fmt_rel(r, hi, b, sizeof b),
+             r->path, m->when, gl_run_fold_reader_step(r, step), part ? "its part from " : "",
+             gl_fmt_rel(r, lo, a, sizeof a), gl_fmt_rel(r, hi, b, sizeof b), part ? ", between two marks" : "",
              kept_text(r, before, kb, sizeof kb), kept_text(r, after, ka, sizeof ka));
     return -1;
 }

@@ -113,6 +113,57 @@ static int load_ends(struct gl_run *r)
     return rc;
 }
 
+/* How many of the reader's step ends come before seq: the reader's step
+ * seq lies in (gl_step_at's numbering). */
+static long reader_step_of_seq(const struct gl_run *r, int64_t seq)
+{
+    size_t lo = 0, hi = r->nsteps;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (r->steps[mid] < seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (long)lo;
+}
+
+/* Each writer step's reader step, kept only where the two numberings
+ * differ (a program that marks more than the optimizer's steps). A run
+ * without reader steps (no marks: the writer's pseudo-steps) or without
+ * step_ends keeps the writer's numbering. */
+static int map_reader_steps(struct gl_run *r)
+{
+    struct gl_folded *f = &r->folded;
+    if (!f->ends_recorded || !r->nsteps || !f->nends)
+        return 0;
+    long *m = malloc(f->nends * sizeof *m);
+    if (!m)
+        return -1;
+    int same = 1;
+    for (size_t k = 0; k < f->nends; k++) {
+        m[k] = reader_step_of_seq(r, f->ends[k].seq);
+        same &= m[k] == (long)k;
+    }
+    if (same) {
+        free(m);
+        return 0;
+    }
+    f->reader_step = m;
+    f->nreader_step = f->nends;
+    return 0;
+}
+
+long gl_run_fold_reader_step(const struct gl_run *r, long step)
+{
+    const struct gl_folded *f = &r->folded;
+    if (!f->reader_step || step < 0)
+        return step;
+    if ((size_t)step < f->nreader_step)
+        return f->reader_step[step];
+    return f->reader_step[f->nreader_step - 1] + (step - (long)f->nreader_step + 1); /* past the last end */
+}
+
 int gl_run_load_folded(struct gl_run *r, char *err, size_t errsz)
 {
     struct gl_folded *f = &r->folded;
@@ -128,9 +179,15 @@ int gl_run_load_folded(struct gl_run *r, char *err, size_t errsz)
     f->rows_dropped = meta_u64(r, "budget_rows_dropped");
     f->aggregate_rows = meta_u64(r, "budget_aggregate_rows");
     f->width = meta_u64(r, "budget_aggregate_width");
-    if (load_windows(r) || load_ends(r)) {
+    if (load_windows(r) || load_ends(r) || map_reader_steps(r)) {
         snprintf(err, errsz, "%s: out of memory", r->path);
         return -1;
+    }
+    if (f->reader_step) { /* the writer counted its own steps: counted again in the reader's */
+        struct gl_fold_gaps g;
+        gl_run_fold_gaps(r, &g);
+        f->steps_folded = (uint64_t)g.steps;
+        f->steps_full = (uint64_t)(g.of - g.steps);
     }
     return add_calls(r, err, errsz);
 }
@@ -224,20 +281,28 @@ void gl_run_fold_gaps(const struct gl_run *r, struct gl_fold_gaps *g)
     memset(g, 0, sizeof *g);
     if (!r->folded.budgeted)
         return;
-    for (long s = 0; s < n; s++) {
-        if (!gl_run_step_folded(r, s))
+    /* the reader's steps with an aggregated writer step (in order: the
+     * writer's steps map onto the reader's as they go), in runs of
+     * consecutive steps */
+    long run_lo = -1, run_hi = -1;
+    for (long s = 0; s <= n; s++) {
+        long rs = s < n && gl_run_step_folded(r, s) ? gl_run_fold_reader_step(r, s) : -1;
+        if (s < n && (rs < 0 || rs == run_hi))
+            continue; /* kept, or another aggregated part of the same reader step */
+        if (s < n && run_hi >= 0 && rs == run_hi + 1) {
+            run_hi = rs, count++;
             continue;
-        long e = s;
-        while (e + 1 < n && gl_run_step_folded(r, e + 1))
-            e++;
-        count += e - s + 1;
-        if (ranges < GL_BUDGET_MAX_RANGES) {
-            lo[ranges] = s;
-            hi[ranges++] = e;
-        } else {
-            more++;
         }
-        s = e;
+        if (run_hi >= 0) { /* the run ended: a gap, or the last step */
+            if (ranges < GL_BUDGET_MAX_RANGES) {
+                lo[ranges] = run_lo;
+                hi[ranges++] = run_hi;
+            } else {
+                more++;
+            }
+        }
+        if (s < n)
+            run_lo = run_hi = rs, count++;
     }
     for (size_t i = 0; i < ranges; i++) {
         char one[64];
@@ -254,7 +319,7 @@ void gl_run_fold_gaps(const struct gl_run *r, struct gl_fold_gaps *g)
         put(buf, sz, &w, tail);
     }
     g->steps = count;
-    g->of = n;
+    g->of = n > 0 ? gl_run_fold_reader_step(r, n - 1) + 1 : 0;
     g->pairs = r->folded.pairs;
 }
 
@@ -262,6 +327,8 @@ void gl_run_free_folded(struct gl_run *r)
 {
     free(r->folded.windows);
     free(r->folded.ends);
+    free(r->folded.reader_step);
     r->folded.windows = NULL;
     r->folded.ends = NULL;
+    r->folded.reader_step = NULL;
 }

@@ -25,6 +25,8 @@ struct gl_folded {
     int budgeted;                    /* the run was recorded with a budget */
     uint64_t budget, used;           /* bytes */
     uint64_t steps_full, steps_folded, pairs, windows_dropped, rows_dropped, aggregate_rows, width;
+                                     /* steps_*: in the reader's numbering (folded: those with pairs
+                                        aggregated, full: the rest) */
     int64_t folded_events;           /* rows not kept: 2 per pair folded */
     struct gl_kept_step *windows;    /* the steps kept in full (step_windows), in order */
     size_t nwindows;
@@ -34,12 +36,19 @@ struct gl_folded {
     struct gl_step_end *ends;
     size_t nends;
     int ends_recorded;               /* 1: from step_ends; 0: the reader's own steps */
+    /* The writer ends a step at every mark; the reader's steps are the
+     * optimizer's when it marked two or more (gl_run.steps): each writer
+     * step's reader step (0-based, gl_step_at), or NULL where they are the
+     * same. What the verbs say is in the reader's numbering. */
+    long *reader_step;
+    size_t nreader_step;
 };
 
 /* Fill r->folded (zeroed for a run recorded in full or an older schema).
  * 0, or -1 with "FILE: problem" in err. */
 int gl_run_load_folded(struct gl_run *r, char *err, size_t errsz);
-/* Was step `step` (0-based, gl_step_at) aggregated, not kept in full? */
+/* Was step `step` (0-based, step_windows' numbering) aggregated, not kept
+ * in full? */
 int gl_run_step_folded(const struct gl_run *r, long step);
 /* The step (0-based, step_windows' numbering) event seq / moment ts_ns
  * falls in: the first whose end is at or after it (nends past the last). */
@@ -55,11 +64,14 @@ void gl_run_fold_kept_around(const struct gl_run *r, long step, long *before, lo
  * (step_ends has the last, partial one's end too; the reader's own steps
  * do not); a window past them is not counted. */
 long gl_run_fold_nsteps(const struct gl_run *r);
+/* The reader's step (gl_step_at's numbering, what the verbs say) that the
+ * writer's step `step` lies in. */
+long gl_run_fold_reader_step(const struct gl_run *r, long step);
 void gl_run_fold_step_span(const struct gl_run *r, long step, int64_t *lo_ns, int64_t *hi_ns);
 /* What a bounded recording aggregated, for the verbs to say: */
 #define GL_BUDGET_MAX_RANGES 6 /* ranges of steps written out; the rest counted */
 struct gl_fold_gaps {
-    long steps, of;  /* steps aggregated, of all the run's steps (0: nothing aggregated) */
+    long steps, of;  /* the reader's steps with pairs aggregated, of all its steps (0: nothing aggregated) */
     uint64_t pairs;  /* alloc+free pairs they hold, not rows */
     char ranges[256]; /* "2-9, 11-24 and 26-39" (GL_BUDGET_MAX_RANGES, then "and N more ranges") */
 };

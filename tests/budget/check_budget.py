@@ -230,6 +230,54 @@ def gaps(d):
           untimed(hj[1]["holes"][0]["series"][-1]), "poolsteps: the pool's holes at the end")
 
 
+def program_marks(d):
+    """poolsteps optimizer: the program marks "forward" inside each of the optimizer's steps, so the writer's
+    steps (one per mark) are halves of the reader's: what is said is in the reader's steps, as the report's."""
+    prog = (os.path.join(BUILD, "tests", "poolsteps"), "optimizer")
+    full = record(d, "optsteps-full.db", prog=prog)
+    bud = record(d, "optsteps-budget.db", "--budget", "1M", prog=prog)
+    db = sqlite3.connect(bud)
+    windows = db.execute("SELECT step, why FROM step_windows ORDER BY step").fetchall()
+    # the writer's step 2k is the reader's step k before "forward", 2k + 1 the rest; the growth (a peak)
+    # comes after "forward" in steps 5, 15, 25; 60: what follows the last mark
+    check(windows == [(0, "peak"), (1, "first"), (11, "peak"), (31, "peak"), (51, "peak"), (60, "last")],
+          f"optsteps: windows {windows}")
+    ends = [t for _, t in db.execute("SELECT step, ts_ns FROM step_ends ORDER BY step")]
+    first = db.execute("SELECT min(ts_ns) FROM event_log").fetchone()[0]
+    marks = db.execute("SELECT seq, label FROM annotations WHERE op = 'mark' ORDER BY seq").fetchall()
+    db.close()
+    check(len(ends) == 61 and len(marks) == 60, f"optsteps: {len(ends)} step ends, {len(marks)} marks")
+
+    def rel(step):
+        return "+%.6fs" % ((ends[step] - first) / 1e9)
+
+    # the reader's steps 1-29 have an aggregated half; 0 and 30 (after the last mark) are whole
+    note = ("steps 1-29 (29 of 31) aggregated by the budget: 165 alloc+free pairs not shown"
+            " (step_aggregates has them by step and stack)")
+    r = run_gl("export", "--format", "csv", bud)
+    check(r.returncode == 0 and r.stderr == f"gpuledger export: {bud}: {note}\n", f"optsteps: export: {r.stderr!r}")
+    text = verb("report", bud)
+    check("steps aggregated by stack (165 alloc+free pairs), 2 steps of full events" in text and
+          "29 steps aggregated" in text, "optsteps: the budget line in the reader's steps")
+    # an event of the reader's step 10, before its "forward": the writer's step 20
+    seq = next(q for q, label in marks if label == "optimizer step 10") + 2
+    r = run_gl("report", "--at", f"#{seq}", bud)
+    want = (f"gpuledger report: {bud}: --at '#{seq}' is inside step 10 (its part from {rel(19)} to {rel(20)}, between"
+            " two marks), which the budget aggregated (its alloc+free pairs are counts by stack, not events); ask for"
+            f" a moment of a step kept in full instead: step 5 (peak, {rel(10)} to {rel(11)}) before it, step 15"
+            f" (peak, {rel(30)} to {rel(31)}) after it\n")
+    check(r.returncode == 2 and r.stderr == want, f"optsteps: report --at #{seq}: {r.stderr!r}")
+    # the answers in the same steps as a full recording's
+    rep_full, rep_bud = (json.loads(verb("report", "--format", "json", p)) for p in (full, bud))
+    peak_f, peak_b = (x["processes"][0]["devices"][0]["peak"] for x in (rep_full, rep_bud))
+    check(peak_f["step"] == peak_b["step"] == 25 and peak_b["ledger"] == peak_f["ledger"],
+          f"optsteps: the peak in step {peak_f['step']} / {peak_b['step']}")
+    leaks_f, leaks_b = (json.loads(verb("leaks", "--steps", "--format", "json", p)) for p in (full, bud))
+    dif = first_diff(untimed(leaks_f), untimed(leaks_b))
+    check(dif is None, f"optsteps: leaks --steps differs: {dif}")
+    print("optsteps: 6 windows of 61 writer steps, said in the reader's 31")
+
+
 def main():
     for bad in ("lots", "12X", "1000"):  # not a size; below the smallest budget (1M)
         r = subprocess.run([GL, "run", "--budget", bad, "true"], capture_output=True, text=True, timeout=60)
@@ -302,6 +350,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         two_devices(tmp)
         gaps(tmp)
+        program_marks(tmp)
     return 1 if failures else 0
 
 

@@ -2,7 +2,10 @@
  * (tests/budget/check_budget.py, docs/bounded-recording.md): a stream-
  * ordered pool on device 0; 30 steps ended by gpuledger_mark("step N"),
  * each making and freeing three 256 KiB temporaries from the pool; steps
- * 5, 15 and 25 also keep 1 MiB from it (the pool grows), freed at exit. */
+ * 5, 15 and 25 also keep 1 MiB from it (the pool grows), freed at exit.
+ * `poolsteps optimizer`: each step ends with "optimizer step N" instead,
+ * after a second round of temporaries, and the program marks "forward"
+ * between the two (the writer's steps are then halves of the reader's). */
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <stdio.h>
@@ -26,8 +29,9 @@ __attribute__((noinline)) static void *grow(cudaMemPool_t pool, cudaStream_t s)
     return p;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    int optimizer = argc > 1 && !strcmp(argv[1], "optimizer");
     label_fn mark = (label_fn)dlsym(RTLD_DEFAULT, "gpuledger_mark");
     struct cudaMemPoolProps props;
     memset(&props, 0, sizeof props);
@@ -42,10 +46,14 @@ int main(void)
     int nkept = 0;
     for (int step = 0; step < 30; step++) {
         temporaries(pool, s);
+        if (optimizer && mark)
+            mark("forward");
         if (step % 10 == 5)
             kept[nkept++] = grow(pool, s);
+        if (optimizer)
+            temporaries(pool, s);
         char label[32];
-        snprintf(label, sizeof label, "step %d", step);
+        snprintf(label, sizeof label, optimizer ? "optimizer step %d" : "step %d", step + optimizer);
         if (mark)
             mark(label);
     }
