@@ -161,7 +161,7 @@ long gl_run_fold_reader_step(const struct gl_run *r, long step)
         return step;
     if ((size_t)step < f->nreader_step)
         return f->reader_step[step];
-    return f->reader_step[f->nreader_step - 1] + (step - (long)f->nreader_step + 1); /* past the last end */
+    return f->reader_step[f->nreader_step - 1] + 1; /* past the last end (step_ends has every step's) */
 }
 
 int gl_run_load_folded(struct gl_run *r, char *err, size_t errsz)
