@@ -57,12 +57,17 @@ for prog in demo nvtx_mem "torchalloc train"; do
     rm -f "$f-wal" "$f-shm"
   }
 done
-# and a bounded recording (run --budget: step_stacks, step_windows, step_ends)
-f="$PWD/$B/corpus/current-budget.db"
-[ -s "$f" ] || [ ! -x build/tests/poolsteps ] || {
-  build/report/gpuledger run -q --budget 1M -o "$f" -- "$PWD"/build/tests/poolsteps >/dev/null 2>&1 || true
-  rm -f "$f-wal" "$f-shm"
-}
+# and bounded recordings (run --budget: step_stacks, step_windows, step_ends;
+# with the program's marks inside the optimizer's steps: the writer's steps
+# mapped onto the reader's)
+for mode in "" optimizer; do
+  f="$PWD/$B/corpus/current-budget${mode:+-$mode}.db"
+  [ -s "$f" ] || [ ! -x build/tests/poolsteps ] || {
+    # shellcheck disable=SC2086 # no argument, or the mode
+    build/report/gpuledger run -q --budget 1M -o "$f" -- "$PWD"/build/tests/poolsteps $mode >/dev/null 2>&1 || true
+    rm -f "$f-wal" "$f-shm"
+  }
+done
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 echo "fuzz-reader: ${secs} s over $(ls "$B/corpus" | wc -l) inputs (ASan + UBSan)"

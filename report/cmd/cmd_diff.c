@@ -21,9 +21,15 @@ static int opt(struct gl_cli *cli, int key, const char *arg)
     return 0;
 }
 
+static void reset(void)
+{
+    at_when[0] = at_when[1] = NULL;
+    nat = 0;
+}
+
 static const struct option opts[] = {{"at", required_argument, NULL, 'a'}, {NULL, 0, NULL, 0}};
 
-const struct gl_cmd_spec gl_diff_spec = {.usage = gl_usage_diff, .top = 15, .opts = opts, .opt = opt};
+const struct gl_cmd_spec gl_diff_spec = {.usage = gl_usage_diff, .top = 15, .opts = opts, .opt = opt, .reset = reset};
 
 int cmd_diff(struct gl_cli *cli)
 {

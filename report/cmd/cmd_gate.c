@@ -49,6 +49,17 @@ static int opt(struct gl_cli *cli, int key, const char *arg)
     }
 }
 
+/* The options of an earlier call in this process forgotten (regexes a
+ * failed parse compiled freed). */
+static void reset(void)
+{
+    for (int i = 0; i < q.nignore; i++)
+        regfree(&ignore[i]);
+    q = (struct gl_gate_query){.ignore = ignore};
+    allow_unfinished = 0;
+    junit = NULL;
+}
+
 static int check(struct gl_cli *cli)
 {
     if (q.have_leak || q.have_peak)
@@ -65,7 +76,8 @@ static const struct option opts[] = {
     {NULL, 0, NULL, 0}};
 
 const struct gl_cmd_spec gl_gate_spec = {
-    .usage = gl_usage_gate, .opts = opts, .opt = opt, .check = check, .one_at_a_time = 1, .writes_at_end = 1};
+    .usage = gl_usage_gate, .opts = opts, .opt = opt, .check = check, .reset = reset, .one_at_a_time = 1,
+    .writes_at_end = 1};
 
 /* Run r checked and what the verdict needs of it kept in v: 0, or -1 out of
  * memory. */
@@ -146,5 +158,6 @@ int cmd_gate(struct gl_cli *cli)
     gl_gate_view_free(&v);
     for (int i = 0; i < q.nignore; i++)
         regfree(&ignore[i]);
+    q.nignore = 0;
     return rc ? rc : fail ? 1 : 0;
 }

@@ -23,6 +23,11 @@ static int opt(struct gl_cli *cli, int key, const char *arg)
     return 0;
 }
 
+static void reset(void)
+{
+    at_when = NULL;
+}
+
 /* The event of the --at moment, for the load to read. */
 static int check(struct gl_cli *cli)
 {
@@ -35,7 +40,7 @@ static const struct option opts[] = {{"at", required_argument, NULL, 'a'}, {NULL
 
 const struct gl_cmd_spec gl_report_spec = {
     .usage = gl_usage_report, .formats = "text|json|html", .top = 10, .opts = opts, .opt = opt, .check = check,
-    .loads = GL_LOAD_HEAPS, .one_at_a_time = 1};
+    .reset = reset, .loads = GL_LOAD_HEAPS, .one_at_a_time = 1};
 
 /* One process of the text or JSON report: its dossier built, rendered,
  * added to the totals and freed. */
