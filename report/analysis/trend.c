@@ -8,12 +8,7 @@
 
 long gl_step_at(const struct gl_run *r, int64_t seq)
 {
-    if (!r->nsteps)
-        return -1;
-    long n = 0; /* step ends before seq (asked a few times per report: a scan) */
-    while ((size_t)n < r->nsteps && r->steps[n] < seq)
-        n++;
-    return n;
+    return r->nsteps ? (long)gl_run_step_of(r, seq) : -1;
 }
 
 static int cmp_u64(const void *a, const void *b)

@@ -290,6 +290,9 @@ static inline int gl_is_item(const struct gl_alloc *a)
  * is the caching allocator's, each block's category by lifetime, the
  * steps, the tensor peak, gl_is_item. 0, or -1 with "FILE: problem". */
 int gl_run_link_blocks(struct gl_run *r, char *err, size_t errsz);
+/* The step event seq falls in (model_blocks.c): how many of r->steps
+ * come before it (0 .. nsteps; a binary search). */
+size_t gl_run_step_of(const struct gl_run *r, int64_t seq);
 /* The tables beside event_log, each in one statement (model_tables.c), and
  * each device's usage figures. 0, or -1 with "FILE: problem" in err. */
 int gl_run_load_tables(struct gl_run *r, char *err, size_t errsz);

@@ -78,7 +78,7 @@ static int set_steps(struct gl_run *r, const struct gl_annots *an)
 }
 
 /* The step an event falls in: how many step ends come before it. */
-static size_t step_of(const struct gl_run *r, int64_t seq)
+size_t gl_run_step_of(const struct gl_run *r, int64_t seq)
 {
     size_t lo = 0, hi = r->nsteps;
     while (lo < hi) {
@@ -126,7 +126,7 @@ static uint8_t lifetime(const struct gl_run *r, const struct gl_annots *an, stru
     }
     if (fwd) /* freed before its forward ended: a temporary of the forward */
         return b->free_seq && fwd->end_seq && b->free_seq < fwd->end_seq ? GL_CAT_TEMPORARIES : GL_CAT_ACTIVATIONS;
-    if (r->nsteps && b->free_seq && step_of(r, b->seq) == step_of(r, b->free_seq))
+    if (r->nsteps && b->free_seq && gl_run_step_of(r, b->seq) == gl_run_step_of(r, b->free_seq))
         return GL_CAT_TEMPORARIES;
     return 0;
 }

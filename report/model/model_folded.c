@@ -113,21 +113,6 @@ static int load_ends(struct gl_run *r)
     return rc;
 }
 
-/* How many of the reader's step ends come before seq: the reader's step
- * seq lies in (gl_step_at's numbering). */
-static long reader_step_of_seq(const struct gl_run *r, int64_t seq)
-{
-    size_t lo = 0, hi = r->nsteps;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (r->steps[mid] < seq)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return (long)lo;
-}
-
 /* Each writer step's reader step, kept only where the two numberings
  * differ (a program that marks more than the optimizer's steps). A run
  * without reader steps (no marks: the writer's pseudo-steps) or without
@@ -142,7 +127,7 @@ static int map_reader_steps(struct gl_run *r)
         return -1;
     int same = 1;
     for (size_t k = 0; k < f->nends; k++) {
-        m[k] = reader_step_of_seq(r, f->ends[k].seq);
+        m[k] = (long)gl_run_step_of(r, f->ends[k].seq);
         same &= m[k] == (long)k;
     }
     if (same) {
