@@ -57,10 +57,10 @@ tally build-asan
 step "fuzz the reader: 60 s of libFuzzer under ASan + UBSan (scripts/fuzz-reader.sh)"
 bash scripts/fuzz-reader.sh 60
 
-step "TSan (queue)"
+step "TSan (queue, the load's read-ahead)"
 [ -d build-tsan ] || meson setup build-tsan -Db_sanitize=thread -Db_lundef=false >/dev/null
-ninja -C build-tsan tests/test_queue | tail -1
-TSAN_OPTIONS=halt_on_error=1 meson test -C build-tsan --no-rebuild --print-errorlogs queue
+ninja -C build-tsan tests/test_queue tests/test_rows_ahead | tail -1
+TSAN_OPTIONS=halt_on_error=1 meson test -C build-tsan --no-rebuild --print-errorlogs queue rows_ahead
 tally build-tsan
 
 step "all passed"

@@ -297,6 +297,7 @@ static int scan_open(struct scan *s, struct gl_run *r, char *err, size_t errsz)
         snprintf(err, errsz, "%s: cannot read events: %s", r->path, sqlite3_errmsg(r->db));
         return -1;
     }
+    (void)gl_rows_read_ahead(&s->g, maxseq); /* or read here, as a small scan is */
     /* seq -> position in allocs[]: seqs are dense, so a plain array; a hash
      * map when they are not small */
     s->index.max = maxseq;

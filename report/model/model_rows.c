@@ -1,6 +1,7 @@
 /* model_rows.c — see model_rows.h. */
 #include "model_rows.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,7 +121,7 @@ static const struct gl_ctx_row *look_up(struct gl_rows *g, int64_t id, struct gl
 /* The row's context: its columns, or zeros (NULL) where the row names
  * none that exists, as the view's LEFT JOIN gives. Only an integer id
  * matches one (a context of another type equals no id). */
-static void read_context(struct gl_rows *g, int col)
+static void read_context(struct gl_rows *g, int col, int64_t *v)
 {
     static const struct gl_ctx_row none;
     struct gl_ctx_row spare;
@@ -134,14 +135,16 @@ static void read_context(struct gl_rows *g, int col)
         if (c->present < 0)
             c = &none;
     }
-    g->v[GL_COL_TID] = c->tid;
-    g->v[GL_COL_API] = c->api;
-    g->v[GL_COL_STREAM] = c->stream;
-    g->v[GL_COL_POOL] = c->pool;
-    g->v[GL_COL_RESULT] = c->result;
+    v[GL_COL_TID] = c->tid;
+    v[GL_COL_API] = c->api;
+    v[GL_COL_STREAM] = c->stream;
+    v[GL_COL_POOL] = c->pool;
+    v[GL_COL_RESULT] = c->result;
 }
 
-int gl_rows_next(struct gl_rows *g)
+/* Step the statement and decode its row into v: SQLITE_ROW, SQLITE_DONE,
+ * or an error code. */
+static int decode_next(struct gl_rows *g, int64_t *v, int *ref_null)
 {
     int rc = sqlite3_step(g->st);
     if (rc != SQLITE_ROW)
@@ -149,22 +152,156 @@ int gl_rows_next(struct gl_rows *g)
     sqlite3_stmt *st = g->st;
     if (!g->direct) {
         for (int i = 0; i < GL_COL_COUNT; i++)
-            g->v[i] = sqlite3_column_int64(st, i);
-        g->ref_null = sqlite3_column_type(st, GL_COL_REF) == SQLITE_NULL;
+            v[i] = sqlite3_column_int64(st, i);
+        *ref_null = sqlite3_column_type(st, GL_COL_REF) == SQLITE_NULL;
         return rc;
     }
     static const int col[] = {GL_COL_SEQ, GL_COL_TS, -1, GL_COL_OP, GL_COL_KIND, GL_COL_DEVICE, GL_COL_ADDR,
                               GL_COL_SIZE, GL_COL_STACK, GL_COL_REF, GL_COL_AUX, GL_COL_RANGE};
     for (int i = 0; i < (int)(sizeof col / sizeof *col); i++)
         if (col[i] >= 0)
-            g->v[col[i]] = sqlite3_column_int64(st, i);
-    read_context(g, 2);
-    g->ref_null = sqlite3_column_type(st, 9) == SQLITE_NULL;
+            v[col[i]] = sqlite3_column_int64(st, i);
+    read_context(g, 2, v);
+    *ref_null = sqlite3_column_type(st, 9) == SQLITE_NULL;
     return rc;
+}
+
+/* Reading ahead: a ring of batches the thread fills (head) and the scan
+ * empties (tail), counted up, taken modulo AHEAD_BATCHES. */
+#define AHEAD_BATCH 1024
+#define AHEAD_BATCHES 4
+
+struct ahead_batch {
+    int64_t v[AHEAD_BATCH][GL_COL_COUNT];
+    unsigned char ref_null[AHEAD_BATCH];
+    size_t n;
+    int rc; /* SQLITE_ROW while rows follow; on the last batch, how the scan ended */
+};
+
+struct gl_read_ahead {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t filled, emptied;
+    size_t head, tail; /* under mu */
+    int stop;          /* under mu: the scan is closed before its end */
+    int holding;       /* the scan's: it is taking rows from b[tail] */
+    size_t at;         /* the scan's: its next row there */
+    struct ahead_batch b[AHEAD_BATCHES];
+};
+
+static void *read_ahead(void *arg)
+{
+    struct gl_rows *g = arg;
+    struct gl_read_ahead *a = g->ahead;
+    for (size_t head = 0;; head++) {
+        pthread_mutex_lock(&a->mu);
+        while (!a->stop && head - a->tail == AHEAD_BATCHES)
+            pthread_cond_wait(&a->emptied, &a->mu);
+        int stop = a->stop;
+        pthread_mutex_unlock(&a->mu);
+        if (stop)
+            return NULL;
+        struct ahead_batch *b = &a->b[head % AHEAD_BATCHES];
+        b->n = 0;
+        b->rc = SQLITE_ROW;
+        while (b->n < AHEAD_BATCH && b->rc == SQLITE_ROW) {
+            int ref_null = 0;
+            b->rc = decode_next(g, b->v[b->n], &ref_null);
+            if (b->rc == SQLITE_ROW)
+                b->ref_null[b->n++] = (unsigned char)ref_null;
+        }
+        int last = b->rc != SQLITE_ROW;
+        pthread_mutex_lock(&a->mu);
+        a->head = head + 1;
+        pthread_cond_signal(&a->filled);
+        pthread_mutex_unlock(&a->mu);
+        if (last)
+            return NULL;
+    }
+}
+
+int gl_rows_read_ahead(struct gl_rows *g, int64_t expected_rows)
+{
+    if (g->ahead || !g->st || expected_rows < GL_ROWS_AHEAD_MIN || !sqlite3_threadsafe())
+        return g->ahead ? 0 : -1;
+    struct gl_read_ahead *a = calloc(1, sizeof *a);
+    if (!a)
+        return -1;
+    if (pthread_mutex_init(&a->mu, NULL)) {
+        free(a);
+        return -1;
+    }
+    if (pthread_cond_init(&a->filled, NULL) || pthread_cond_init(&a->emptied, NULL)) {
+        pthread_mutex_destroy(&a->mu);
+        free(a);
+        return -1;
+    }
+    g->ahead = a;
+    if (pthread_create(&a->thread, NULL, read_ahead, g)) {
+        g->ahead = NULL;
+        pthread_cond_destroy(&a->filled);
+        pthread_cond_destroy(&a->emptied);
+        pthread_mutex_destroy(&a->mu);
+        free(a);
+        return -1;
+    }
+    return 0;
+}
+
+/* The next row from the batches the thread filled. */
+static int next_ahead(struct gl_rows *g, struct gl_read_ahead *a)
+{
+    for (;;) {
+        if (a->holding) {
+            const struct ahead_batch *b = &a->b[a->tail % AHEAD_BATCHES];
+            if (a->at < b->n) {
+                memcpy(g->v, b->v[a->at], sizeof g->v);
+                g->ref_null = b->ref_null[a->at++];
+                return SQLITE_ROW;
+            }
+            if (b->rc != SQLITE_ROW) /* the end, said again to each call after */
+                return b->rc;
+            pthread_mutex_lock(&a->mu);
+            a->tail++;
+            pthread_cond_signal(&a->emptied);
+            pthread_mutex_unlock(&a->mu);
+            a->holding = 0;
+            a->at = 0;
+        }
+        pthread_mutex_lock(&a->mu);
+        while (a->head == a->tail)
+            pthread_cond_wait(&a->filled, &a->mu);
+        pthread_mutex_unlock(&a->mu);
+        a->holding = 1;
+    }
+}
+
+int gl_rows_next(struct gl_rows *g)
+{
+    return g->ahead ? next_ahead(g, g->ahead) : decode_next(g, g->v, &g->ref_null);
+}
+
+/* The thread stopped (where it is) and joined. */
+static void stop_ahead(struct gl_rows *g)
+{
+    struct gl_read_ahead *a = g->ahead;
+    if (!a)
+        return;
+    pthread_mutex_lock(&a->mu);
+    a->stop = 1;
+    pthread_cond_signal(&a->emptied);
+    pthread_mutex_unlock(&a->mu);
+    pthread_join(a->thread, NULL);
+    pthread_cond_destroy(&a->filled);
+    pthread_cond_destroy(&a->emptied);
+    pthread_mutex_destroy(&a->mu);
+    free(a);
+    g->ahead = NULL;
 }
 
 void gl_model_rows_close(struct gl_rows *g)
 {
+    stop_ahead(g);
     sqlite3_finalize(g->st);
     sqlite3_finalize(g->one);
     g->st = g->one = NULL;

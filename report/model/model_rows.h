@@ -4,7 +4,12 @@
  * context (thread, API, stream, pool, result) looked up in event_contexts
  * loaded once into an array by id. Any other database (schemas 1 to 3, a
  * view someone changed, context ids too sparse for an array) is read
- * through event_log. Both give the same values column by column. */
+ * through event_log. Both give the same values column by column.
+ *
+ * A large scan is read ahead by a thread of its own (gl_rows_read_ahead):
+ * SQLite's stepping and decoding, half a load's time, then runs beside the
+ * model taking the rows in, a batch of rows at a time; the rows and their
+ * order are the same. While it runs only that thread uses the connection. */
 #ifndef GL_MODEL_ROWS_H
 #define GL_MODEL_ROWS_H
 
@@ -19,7 +24,8 @@ enum {
     GL_COL_COUNT
 };
 
-struct gl_ctx_row; /* model_rows.c */
+struct gl_ctx_row;     /* model_rows.c */
+struct gl_read_ahead;  /* model_rows.c */
 
 struct gl_rows {
     sqlite3_stmt *st;
@@ -29,6 +35,7 @@ struct gl_rows {
     size_t nctx;
     int64_t v[GL_COL_COUNT];   /* the current row, each column as sqlite3_column_int64 reads it */
     int ref_null;              /* its ref_seq is NULL */
+    struct gl_read_ahead *ahead; /* the thread reading ahead, or NULL */
 };
 
 /* Whether event_log is schema 4's view over event_rows and event_contexts. */
@@ -38,6 +45,11 @@ int gl_rows_direct_ok(sqlite3 *db);
 const char *gl_rows_table(sqlite3 *db);
 /* Start the scan: SQLITE_OK, or an SQLite error code (sqlite3_errmsg says). */
 int gl_model_rows_open(struct gl_rows *g, sqlite3 *db);
+/* Read ahead in a thread when the scan is expected to hold at least
+ * GL_ROWS_AHEAD_MIN rows (and SQLite is built for threads): 0, or -1 when
+ * it reads in the caller's thread (no thread could be started). */
+#define GL_ROWS_AHEAD_MIN 100000
+int gl_rows_read_ahead(struct gl_rows *g, int64_t expected_rows);
 /* The next row into g->v: SQLITE_ROW, SQLITE_DONE, or an error code. */
 int gl_rows_next(struct gl_rows *g);
 void gl_model_rows_close(struct gl_rows *g);
