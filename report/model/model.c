@@ -407,7 +407,7 @@ static struct gl_alloc *new_alloc(struct scan *s, const struct row *w, int kind,
     a->op = (uint8_t)w->op;
     a->api = (uint16_t)w->api;
     a->kind = (uint8_t)kind;
-    a->device = w->device;
+    a->device = (int16_t)w->device; /* checked: device_ok */
     a->pool = (uint64_t)s->g.v[GL_COL_POOL];
     a->addr = addr;
     a->size = (uint64_t)size;

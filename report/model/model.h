@@ -26,18 +26,20 @@ struct gl_alloc {
     int64_t alloc_ns, free_ns;
     uint64_t addr, size, pool, stream;
     int64_t stack_id;
-    int32_t device;
-    uint8_t kind, op;
-    uint16_t api;
     /* the tensor ledger (model_blocks.c): a PyTorch block's size is its
      * block bytes, requested what the tensor asked (= size for the rest) */
     uint64_t requested;
     uint64_t aux;           /* a mapping's handle */
     int64_t done_seq;       /* a block: reusable again (free_completed); 0: not */
     int64_t range_seq;      /* the annotation range it was made in (0: none) */
+    int16_t device;         /* -1..GL_MAX_DEVICES-1: the load keeps no other */
+    uint8_t kind, op;
+    uint16_t api;
     uint8_t flags;          /* GL_AF_* */
     uint8_t cat;            /* category by identity or lifetime (categories.c, GL_CAT_*); 0: by the rules */
 };
+/* one record per allocation kept: 112 bytes, the load's memory at scale */
+_Static_assert(sizeof(struct gl_alloc) == 112, "struct gl_alloc grew");
 
 /* gl_alloc.flags */
 #define GL_AF_ITEM 0x1u      /* a row of the ledger: listed by stack (gl_is_item) */

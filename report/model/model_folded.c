@@ -27,30 +27,48 @@ static int has_table(sqlite3 *db, const char *name)
     return found;
 }
 
+/* The pairs of one aggregate row, and of one API's sum, at most (2^40, also
+ * in add_calls' SQL: three years at 10 M pairs a second); larger is a damaged
+ * row, not counted, and the run's totals saturate instead of wrapping. */
+#define GL_FOLDED_PAIRS_MAX ((int64_t)1 << 40)
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    return a > INT64_MAX - b ? INT64_MAX : a + b; /* both >= 0 */
+}
+
 /* The folded pairs' calls: each pair one call of its allocation's API and
  * one of its free's. */
 static int add_calls(struct gl_run *r, char *err, size_t errsz)
 {
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(r->db,
-                           "SELECT a.api, f.api, sum(s.pairs) FROM step_stacks s"
+                           "SELECT a.api, f.api, sum(CASE WHEN s.pairs BETWEEN 0 AND 1099511627776 THEN s.pairs END)"
+                           " FROM step_stacks s"
                            " LEFT JOIN event_contexts a ON a.id = s.context"
                            " LEFT JOIN event_contexts f ON f.id = s.free_context GROUP BY 1, 2",
                            -1, &q, NULL) != SQLITE_OK) {
         snprintf(err, errsz, "%s: reading step_stacks: %s", r->path, sqlite3_errmsg(r->db));
         return -1;
     }
-    while (sqlite3_step(q) == SQLITE_ROW) {
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         int64_t n = sqlite3_column_int64(q, 2);
+        if (n < 0 || n > GL_FOLDED_PAIRS_MAX)
+            continue; /* no writer folds that many: a damaged row, counted nowhere */
         for (int c = 0; c < 2; c++) {
             int api = sqlite3_column_int(q, c);
             if (api > 0 && api < GL_API_COUNT)
-                r->api_count[api] += n;
+                r->api_count[api] = sat_add(r->api_count[api], n);
         }
-        r->folded.folded_events += 2 * n;
+        r->folded.folded_events = sat_add(r->folded.folded_events, 2 * n);
+    }
+    if (rc != SQLITE_DONE) { /* e.g. a sum past 2^63: a damaged database */
+        snprintf(err, errsz, "%s: reading step_stacks: %s", r->path, sqlite3_errmsg(r->db));
+        sqlite3_finalize(q);
+        return -1;
     }
     sqlite3_finalize(q);
-    r->event_count += r->folded.folded_events;
+    r->event_count = sat_add(r->event_count, r->folded.folded_events);
     return 0;
 }
 

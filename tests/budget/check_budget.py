@@ -25,6 +25,7 @@ import io
 import json
 import os
 import re
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -280,6 +281,23 @@ def program_marks(d):
     print("optsteps: 6 windows of 61 writer steps, said in the reader's 31")
 
 
+def damaged(d, bud, events):
+    """Aggregates no writer makes (pairs below 0, or 2^63 - 1: their sums
+    would wrap): those rows are not counted, and the rest is."""
+    bad = os.path.join(d, "damaged.db")
+    shutil.copy(bud, bad)
+    db = sqlite3.connect(bad)
+    rows = db.execute("SELECT rowid, pairs FROM step_stacks ORDER BY rowid LIMIT 2").fetchall()
+    db.execute("UPDATE step_stacks SET pairs = -5 WHERE rowid = ?", (rows[0][0],))
+    db.execute("UPDATE step_stacks SET pairs = 9223372036854775807 WHERE rowid = ?", (rows[1][0],))
+    db.commit()
+    db.close()
+    rep = json.loads(verb("report", "--format", "json", bad))
+    got = rep["processes"][0]["events"]
+    want = events - 2 * (rows[0][1] + rows[1][1])
+    check(got == want, f"damaged step_stacks: {got} events, not {want}")
+
+
 def main():
     for bad in ("lots", "12X", "1000"):  # not a size; below the smallest budget (1M)
         r = subprocess.run([GL, "run", "--budget", bad, "true"], capture_output=True, text=True, timeout=60)
@@ -345,6 +363,7 @@ def main():
         check(len(samples[0]) == 1 and samples[0] == samples[1], f"the OOM's holes sample: {samples}")
         verb("holes", bud)
 
+        damaged(os.path.dirname(bud), bud, rep_bud["processes"][0]["events"])
         text = verb("report", bud)
         check("budget 1.00 MiB: " in text and "steps aggregated by stack" in text, "the report's budget line")
         print(f"full {full_size} B, budgeted {bud_size} B; {meta.get('budget_steps_folded')} steps aggregated,"
