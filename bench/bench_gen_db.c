@@ -5,8 +5,10 @@
  * buffer per step — then times `gpuledger report`, `leaks --steps` and
  * `holes` on it and prints a Markdown table with the size per event.
  *
- *   bench_gen_db [--events N] [--out FILE] [--keep] [--write-only]
+ *   bench_gen_db [--events N] [--stacks S] [--out FILE] [--keep] [--write-only]
  *
+ * --stacks S: the tensors' call paths, taken in turn (default 300): a large S
+ * measures what the readers pay per distinct stack.
  * --write-only: only write the database (kept), no timings: for tests that
  * need a big run. */
 #include <stdio.h>
@@ -32,12 +34,14 @@ struct ev {
 
 int main(int argc, char **argv)
 {
-    long target = 10000000;
+    long target = 10000000, stacks = 300;
     const char *out = "/tmp/gl-bench-10m.db";
     int keep = 0, write_only = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--events") && i + 1 < argc)
             target = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--stacks") && i + 1 < argc && atol(argv[i + 1]) > 0)
+            stacks = atol(argv[++i]);
         else if (!strcmp(argv[i], "--out") && i + 1 < argc)
             out = argv[++i];
         else if (!strcmp(argv[i], "--keep"))
@@ -45,7 +49,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--write-only"))
             write_only = keep = 1;
         else {
-            printf("usage: %s [--events N] [--out FILE] [--keep] [--write-only]\n", argv[0]);
+            printf("usage: %s [--events N] [--stacks S] [--out FILE] [--keep] [--write-only]\n", argv[0]);
             return strcmp(argv[i], "--help") ? 2 : 0;
         }
     }
@@ -62,7 +66,7 @@ int main(int argc, char **argv)
     struct gl_run_counters c = {0, 0};
     static struct ev e;
     uint64_t ts = 1000, live[400];
-    long made = 0, step = 0;
+    long made = 0, step = 0, path = 0;
     const uint64_t base = 0x7f0000000000ULL;
     while (made < target) {
         uint64_t off = 0;
@@ -77,8 +81,9 @@ int main(int argc, char **argv)
             e.e.ts_ns = ts += 700;
             e.e.tid = 1 + k % 3;
             e.e.depth = 24;
+            long which = stacks == 300 ? k % 300 : path++ % stacks; /* 300: the steps' own pattern */
             for (int d = 0; d < 24; d++)
-                e.ips[d] = 0x400000 + (uintptr_t)((k % 300) * 64 + d) * 16;
+                e.ips[d] = 0x400000 + (uintptr_t)(which * 64 + d) * 16;
             gl_store_add(s, &e.e);
         }
         for (int k = 0; k < 400 && made < target; k++, made++) {

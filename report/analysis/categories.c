@@ -153,7 +153,7 @@ static int rule_matches(const struct gl_rule *rule, const struct gl_stack *st, c
         break;
     }
     for (int i = 0; i < st->n; i++) {
-        const struct gl_frame *f = &st->f[i];
+        const struct gl_frame *f = gl_stack_frame(st, i);
         const char *v = rule->field == GL_RF_SYMBOL ? f->symbol : rule->field == GL_RF_MODULE ? f->module : f->file;
         if (v && !regexec(&rule->re, v, 0, NULL, 0))
             return 1;

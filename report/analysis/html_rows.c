@@ -61,7 +61,7 @@ int64_t gl_html_row(struct gl_html_view *v, int64_t stack_id, const char *catego
         return -1;
     *rw = (struct gl_html_row){cat, what ? 0 : stack_id, t->row_frames.n, (size_t)st->n, what};
     for (int i = 0; i < st->n; i++) {
-        int64_t f = gl_html_frame(v, &st->f[i]);
+        int64_t f = gl_html_frame(v, gl_stack_frame(st, i));
         if (f < 0 || gl_i64s_push(&t->row_frames, f))
             return -1;
     }

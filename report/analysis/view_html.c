@@ -26,7 +26,7 @@ static int oom(struct gl_html_view *v, const struct gl_device *dev, const struct
     const struct gl_stack *st = gl_stack_get(&v->stacks, fl->stack_id);
     o->fail = fl;
     for (int i = 0; i < st->n; i++) {
-        int64_t id = gl_html_frame(v, &st->f[i]);
+        int64_t id = gl_html_frame(v, gl_stack_frame(st, i));
         if (id < 0 || gl_i64s_push(&o->frames, id))
             return -1;
     }

@@ -50,7 +50,7 @@ static int frame_table(struct gl_speedscope_view *v, int fold)
         for (size_t i = 0; i < v->p[k].g.n; i++) {
             const struct gl_stack *st = gl_stack_get(&v->stacks, v->p[k].g.v[i].stack_id);
             for (int f = 0; f < st->n; f++)
-                if (frame_id(v, &st->f[f]) < 0)
+                if (frame_id(v, gl_stack_frame(st, f)) < 0)
                     return -1;
         }
     if (fold && frame_id(v, &allocator_frame) < 0) /* last: the ids of a run without folding stay */
@@ -67,7 +67,7 @@ static int sample(struct gl_speedscope_view *v, const struct gl_stack *st, int f
             folded = 1;
             continue;
         }
-        if (gl_i64s_push(&v->sample_frames, frame_id(v, &st->f[k])))
+        if (gl_i64s_push(&v->sample_frames, frame_id(v, gl_stack_frame(st, k))))
             return -1;
     }
     return folded ? gl_i64s_push(&v->sample_frames, frame_id(v, &allocator_frame)) : 0;

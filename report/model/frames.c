@@ -30,7 +30,7 @@ void gl_stacks_free(struct gl_stacks *s)
 
 const struct gl_stack *gl_stack_get(struct gl_stacks *s, int64_t id)
 {
-    static const struct gl_stack empty = {0, NULL, 0, NULL};
+    static const struct gl_stack empty = {0, NULL, NULL, 0, NULL};
     uint64_t pos;
     if (id <= 0 || !s->index)
         return &empty;
@@ -92,7 +92,7 @@ void gl_stack_signature(const struct gl_stack *st, char *buf, size_t sz)
     buf[0] = 0;
     for (int i = 0; i < st->n && n + 1 < sz; i++) {
         char name[512];
-        const struct gl_frame *f = &st->f[i];
+        const struct gl_frame *f = gl_stack_frame(st, i);
         /* symbols (with file:line where known) survive rebuilds and ASLR;
          * call-site offsets do not, and would split an unrolled loop */
         if (f->symbol && f->line > 0)
@@ -131,7 +131,7 @@ void gl_stacks_distinct(const struct gl_stack *const *st, size_t n, int *at)
         int common = 0; /* the longest run of equal innermost frames shared with another row */
         for (size_t j = 0; j < n; j++) {
             int k = 0;
-            while (j != i && k < st[i]->n && k < st[j]->n && same_frame(&st[i]->f[k], &st[j]->f[k]))
+            while (j != i && k < st[i]->n && k < st[j]->n && same_frame(gl_stack_frame(st[i], k), gl_stack_frame(st[j], k)))
                 k++;
             if (j != i && k > common)
                 common = k;
@@ -150,7 +150,7 @@ const char *gl_frame_key(const struct gl_frame *f, char *buf, size_t sz)
 int gl_stack_matches(const struct gl_stack *st, const regex_t *re)
 {
     for (int i = 0; i < st->n; i++) {
-        const struct gl_frame *f = &st->f[i];
+        const struct gl_frame *f = gl_stack_frame(st, i);
         if ((f->symbol && !regexec(re, f->symbol, 0, NULL, 0)) ||
             (f->module && !regexec(re, f->module, 0, NULL, 0)) || (f->file && !regexec(re, f->file, 0, NULL, 0)))
             return 1;
@@ -184,8 +184,8 @@ int gl_first_interesting(const struct gl_stack *st)
     int k = 0;
     /* allocator plumbing, and unnamed frames inside a library (stripped
      * internals) when a named frame follows */
-    while (k + 1 < st->n && (plumbing(&st->f[k]) || (!st->f[k].symbol && st->f[k + 1].module &&
-                                                     st->f[k].module && !strcmp(st->f[k].module, st->f[k + 1].module))))
+    while (k + 1 < st->n && (plumbing(gl_stack_frame(st, k)) || (!gl_stack_frame(st, k)->symbol && gl_stack_frame(st, k + 1)->module &&
+                                                     gl_stack_frame(st, k)->module && !strcmp(gl_stack_frame(st, k)->module, gl_stack_frame(st, k + 1)->module))))
         k++;
     return k;
 }
@@ -193,7 +193,7 @@ int gl_first_interesting(const struct gl_stack *st)
 int gl_first_python(const struct gl_stack *st, int from)
 {
     for (int i = from; i < st->n; i++)
-        if (st->f[i].python)
+        if (gl_stack_frame(st, i)->python)
             return i;
     return -1;
 }
@@ -205,5 +205,5 @@ const char *gl_stack_where(const struct gl_stack *st, char *buf, size_t sz)
         return buf;
     }
     int k = gl_first_interesting(st), py = gl_first_python(st, k);
-    return gl_frame_name(&st->f[py >= 0 ? py : k], buf, sz);
+    return gl_frame_name(gl_stack_frame(st, py >= 0 ? py : k), buf, sz);
 }

@@ -18,10 +18,17 @@ struct gl_frame {
 
 struct gl_stack {
     int64_t id;
-    struct gl_frame *f;   /* the run's (model_tables.c) */
+    const struct gl_frame *frames; /* the run's frames table (model_tables.c) */
+    const uint32_t *fi;   /* its n entries, innermost first: indices into frames */
     int n;
     const char *category; /* resolved lazily, points into the rule set */
 };
+
+/* Entry i of a stack (0: innermost), 0 <= i < st->n. */
+static inline const struct gl_frame *gl_stack_frame(const struct gl_stack *st, int i)
+{
+    return &st->frames[st->fi[i]];
+}
 
 struct gl_stacks {
     struct gl_run *run;

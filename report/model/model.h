@@ -16,6 +16,7 @@
 
 #include "gl_event.h"
 #include "model_folded.h"
+#include "strmap.h"
 
 /* Room for a one-line error: a path or two (PATH_MAX each) and the reason
  * after them, never cut before the reason. */
@@ -205,9 +206,10 @@ struct gl_run {
     /* the tables beside event_log (model_tables.c) */
     struct gl_stack *stacks;   /* every stack with its frames, by id */
     size_t nstacks;
-    struct gl_frame *frames;   /* the frames table: the stacks' entries share its strings */
+    struct gl_frame *frames;   /* the frames table, in id order (model_tables.c) */
     size_t nframes;
-    struct gl_frame *stack_frames; /* every stack's entries, the stacks' in turn */
+    struct gl_strmap frame_strings; /* the frames' strings, each once */
+    uint32_t *stack_entries;   /* every stack's entries (indices into frames), the stacks' in turn */
     struct gl_meta *meta;
     size_t nmeta;
     struct gl_pool_reserved *pools; /* each pool's highest sampled reservation */

@@ -38,7 +38,7 @@ void gl_run_python_stacks(struct gl_run *r, struct gl_u64map *out)
 {
     for (size_t i = 0; i < r->nstacks; i++)
         for (int k = 0; k < r->stacks[i].n; k++)
-            if (r->stacks[i].f[k].python) {
+            if (gl_stack_frame(&r->stacks[i], k)->python) {
                 gl_u64map_put(out, (uint64_t)r->stacks[i].id, 1);
                 break;
             }

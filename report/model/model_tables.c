@@ -1,6 +1,7 @@
 /* model_tables.c — the tables beside event_log that the verbs read, loaded
  * with the events (model.h, gl_run_load_tables): every stack with its
- * frames (the frames table once, each stack's entries pointing into it),
+ * frames (the frames table once, each stack's entries indices into it,
+ * the strings kept once),
  * the meta keys, each pool's highest sampled reservation, the caching
  * allocator's samples, and each device's usage figures. A
  * table an older database lacks loads as empty. After this nothing reads
@@ -13,7 +14,7 @@
 #include "model.h"
 #include "model_usage.h"
 #include "grow.h"
-#include "u64map.h"
+#include "strmap.h"
 
 
 static char *dup_col(sqlite3_stmt *st, int i)
@@ -22,11 +23,33 @@ static char *dup_col(sqlite3_stmt *st, int i)
     return t ? strdup((const char *)t) : NULL;
 }
 
-/* The frames table in id order: r->frames, and id -> index in ids. */
-static int load_frames(struct gl_run *r, struct gl_u64map *ids)
+/* A frame's string, kept once however many frames name it (a module's
+ * path is every one of its frames'); NULL stays NULL. */
+static char *intern_col(struct gl_run *r, sqlite3_stmt *st, int i, int *oom)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    if (!t)
+        return NULL;
+    int added;
+    int64_t id = gl_strmap_id(&r->frame_strings, (const char *)t, &added);
+    if (id < 0) {
+        *oom = 1;
+        return NULL;
+    }
+    return r->frame_strings.keys[id];
+}
+
+/* The frames table in id order (ids[k] the id of frames[k], ascending). */
+struct frame_table {
+    struct gl_frame *frames;
+    int64_t *ids;
+    size_t n;
+};
+
+static int load_frames(struct gl_run *r, struct frame_table *t)
 {
     sqlite3_stmt *q;
-    size_t cap = 0;
+    size_t cap = 0, icap = 0;
     int rc = 0;
     if (sqlite3_prepare_v2(r->db,
                            "SELECT f.id, f.symbol, m.path, f.file, f.line, f.python, f.rel"
@@ -36,48 +59,75 @@ static int load_frames(struct gl_run *r, struct gl_u64map *ids)
         return 0; /* no frames: no stacks */
     }
     while (!rc && sqlite3_step(q) == SQLITE_ROW) {
-        if (gl_grow((void **)&r->frames, &cap, r->nframes, sizeof *r->frames, 64) ||
-            gl_u64map_put(ids, (uint64_t)sqlite3_column_int64(q, 0), r->nframes)) {
+        if (gl_grow((void **)&t->frames, &cap, t->n, sizeof *t->frames, 64) ||
+            gl_grow((void **)&t->ids, &icap, t->n, sizeof *t->ids, 64)) {
             rc = -1;
             break;
         }
-        struct gl_frame *f = &r->frames[r->nframes++];
-        f->symbol = dup_col(q, 1);
-        f->module = dup_col(q, 2);
-        f->file = dup_col(q, 3);
+        int oom = 0;
+        t->ids[t->n] = sqlite3_column_int64(q, 0);
+        struct gl_frame *f = &t->frames[t->n++];
+        f->symbol = intern_col(r, q, 1, &oom);
+        f->module = intern_col(r, q, 2, &oom);
+        f->file = intern_col(r, q, 3, &oom);
         f->line = sqlite3_column_int(q, 4);
         f->python = sqlite3_column_int(q, 5);
         f->offset = (uint64_t)sqlite3_column_int64(q, 6);
+        rc = oom ? -1 : 0;
     }
     sqlite3_finalize(q);
     return rc;
 }
 
-/* Every stack's entries in (stack, depth) order, each a copy of its frame
- * (the strings stay the frames table's); an entry naming no frame is left
- * out, as the stack_frames view leaves it out. */
+/* The frame of an id (NULL: none). Ids are the table's rowids, so nearly
+ * always dense: ids[id - ids[0]] first, then a binary search. */
+static const struct gl_frame *frame_of(const struct frame_table *t, int64_t id)
+{
+    if (!t->n || id < t->ids[0] || id > t->ids[t->n - 1])
+        return NULL;
+    uint64_t guess = (uint64_t)id - (uint64_t)t->ids[0];
+    if (guess < t->n && t->ids[guess] == id)
+        return &t->frames[guess];
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->ids[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->n && t->ids[lo] == id ? &t->frames[lo] : NULL;
+}
+
+/* Every stack's entries in (stack, depth) order, each the index of its
+ * frame in r->frames (4 bytes an entry, however long the strings); an
+ * entry naming no frame is left out, as the stack_frames view leaves it
+ * out. */
 static int load_stacks(struct gl_run *r)
 {
-    struct gl_u64map ids;
-    gl_u64map_init(&ids);
-    int rc = load_frames(r, &ids);
+    struct frame_table t = {0};
+    int rc = load_frames(r, &t);
+    r->frames = t.frames;
+    r->nframes = t.n;
     sqlite3_stmt *q = NULL;
-    if (!rc && r->nframes &&
+    if (t.n > UINT32_MAX) /* entries are 32-bit indices: past them is past any memory */
+        rc = -1;
+    if (!rc && t.n &&
         sqlite3_prepare_v2(r->db, "SELECT stack_id, frame_id FROM stack_entries ORDER BY stack_id, depth", -1, &q,
                            NULL) == SQLITE_OK) {
         size_t cap = 0, fcap = 0;
-        struct gl_frame *all = NULL; /* every entry, the stacks' in turn */
+        uint32_t *all = NULL; /* every entry, the stacks' in turn */
         size_t nall = 0;
         while (!rc && sqlite3_step(q) == SQLITE_ROW) {
             int64_t id = sqlite3_column_int64(q, 0);
-            uint64_t at;
-            if (!gl_u64map_get(&ids, (uint64_t)sqlite3_column_int64(q, 1), &at))
+            const struct gl_frame *f = frame_of(&t, sqlite3_column_int64(q, 1));
+            if (!f)
                 continue;
-            if (gl_grow((void **)&all, &fcap, nall, sizeof *all, 64)) {
+            if (gl_grow((void **)&all, &fcap, nall, sizeof *all, 256)) {
                 rc = -1;
                 break;
             }
-            all[nall++] = r->frames[at];
+            all[nall++] = (uint32_t)(f - t.frames);
             if (!r->nstacks || r->stacks[r->nstacks - 1].id != id) {
                 if (gl_grow((void **)&r->stacks, &cap, r->nstacks, sizeof *r->stacks, 64)) {
                     rc = -1;
@@ -86,18 +136,19 @@ static int load_stacks(struct gl_run *r)
                 struct gl_stack *st = &r->stacks[r->nstacks++];
                 memset(st, 0, sizeof *st);
                 st->id = id;
+                st->frames = t.frames;
             }
             r->stacks[r->nstacks - 1].n++;
         }
         size_t at = 0; /* the entries are the stacks' in turn */
         for (size_t i = 0; i < r->nstacks; i++) {
-            r->stacks[i].f = all + at;
+            r->stacks[i].fi = all + at;
             at += (size_t)r->stacks[i].n;
         }
-        r->stack_frames = all;
+        r->stack_entries = all;
     }
     sqlite3_finalize(q);
-    gl_u64map_free(&ids);
+    free(t.ids);
     return rc;
 }
 
@@ -219,14 +270,10 @@ int gl_run_load_tables(struct gl_run *r, char *err, size_t errsz)
 
 void gl_run_free_tables(struct gl_run *r)
 {
-    for (size_t i = 0; i < r->nframes; i++) {
-        free(r->frames[i].symbol);
-        free(r->frames[i].module);
-        free(r->frames[i].file);
-    }
+    gl_strmap_free(&r->frame_strings);
     free(r->frames);
     free(r->free_samples);
-    free(r->stack_frames);
+    free(r->stack_entries);
     free(r->stacks);
     for (size_t i = 0; i < r->nmeta; i++) {
         free(r->meta[i].key);

@@ -18,19 +18,19 @@ static struct gl_fc_frame *fc_frames(const struct gl_stack *st)
         return NULL;
     struct gl_fc_frame *v = malloc((size_t)st->n * sizeof *v);
     for (int i = 0; v && i < st->n; i++)
-        v[i] = fc_frame(&st->f[i]);
+        v[i] = fc_frame(gl_stack_frame(st, i));
     return v;
 }
 
 int gl_stack_frame_class(const struct gl_stack *st, int i)
 {
-    struct gl_fc_frame f = fc_frame(&st->f[i]);
+    struct gl_fc_frame f = fc_frame(gl_stack_frame(st, i));
     return gl_fc_classify(&f);
 }
 
 char *gl_stack_frame_text(const struct gl_stack *st, int i, char *buf, size_t sz)
 {
-    struct gl_fc_frame f = fc_frame(&st->f[i]);
+    struct gl_fc_frame f = fc_frame(gl_stack_frame(st, i));
     return gl_fc_frame_text(&f, buf, sz);
 }
 

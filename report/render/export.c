@@ -28,7 +28,7 @@ static void folded_line(FILE *f, const struct gl_stack *st, uint64_t bytes, int 
         if (!first)
             fputc(';', f);
         first = 0;
-        gl_folded_str(f, gl_frame_name(&st->f[i], buf, sizeof buf));
+        gl_folded_str(f, gl_frame_name(gl_stack_frame(st, i), buf, sizeof buf));
     }
     if (folded)
         fputs(first ? "[allocator]" : ";[allocator]", f);
@@ -54,7 +54,7 @@ void gl_export_csv(FILE *f, struct gl_csv_view *v)
         if (a->free_seq)
             fprintf(f, "%" PRId64, a->free_ns);
         fprintf(f, ",%" PRId64 ",", a->stack_id);
-        gl_csv_str(f, st->n ? gl_frame_name(&st->f[0], buf, sizeof buf) : "");
+        gl_csv_str(f, st->n ? gl_frame_name(gl_stack_frame(st, 0), buf, sizeof buf) : "");
         fputc('\n', f);
     }
 }

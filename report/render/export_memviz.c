@@ -103,7 +103,7 @@ static void frames(struct mv *m, int64_t stack_id)
     gl_pk_list_begin(&m->p, &l);
     for (int i = 0; i < st->n; i++) {
         gl_pk_next(&m->p, &l);
-        frame(m, &st->f[i]);
+        frame(m, gl_stack_frame(st, i));
     }
     gl_pk_seq_end(&m->p, &l);
     gl_u64map_put(&m->stack_memo, (uint64_t)stack_id, gl_pk_memoize(&m->p));

@@ -135,7 +135,7 @@ static void instants(struct gl_json *j, const struct gl_run *r, struct gl_stacks
         gl_jw_arr(j, "stack");
         const struct gl_stack *st = gl_stack_get(s, fl->stack_id);
         for (int k = 0; k < st->n && k < 8; k++)
-            gl_jw_str(j, NULL, gl_frame_name(&st->f[k], buf, sizeof buf));
+            gl_jw_str(j, NULL, gl_frame_name(gl_stack_frame(st, k), buf, sizeof buf));
         gl_jw_end(j);
         gl_jw_end(j);
         gl_jw_end(j);

@@ -119,7 +119,7 @@ void gl_jw_frames(struct gl_json *j, const char *key, const struct gl_stack *st,
 {
     gl_jw_arr(j, key);
     for (int i = 0; i < st->n && i < max; i++) {
-        const struct gl_frame *fr = &st->f[i];
+        const struct gl_frame *fr = gl_stack_frame(st, i);
         gl_jw_obj(j, NULL);
         gl_jw_str(j, "symbol", fr->symbol);
         gl_jw_str(j, "module", fr->module);

@@ -31,14 +31,14 @@ void gl_print_frame_list(FILE *f, const struct gl_stack *st, const char *indent)
         fprintf(f, "%s    [%d allocator frame%s]\n", indent, k, gl_s((uint64_t)k));
     int i = k;
     for (; i < st->n && shown < 8 && (py < 0 || i < py); i++, shown++)
-        frame_line(f, indent, i, gl_frame_name(&st->f[i], buf, sizeof buf));
+        frame_line(f, indent, i, gl_frame_name(gl_stack_frame(st, i), buf, sizeof buf));
     if (py > i) {
         fprintf(f, "%s    [%d native frame%s]\n", indent, py - i, gl_s((uint64_t)(py - i)));
         i = py;
     }
     int limit = i + (py >= 0 ? 16 : 0);
     for (; i < st->n && i < limit; i++)
-        frame_line(f, indent, i, gl_frame_name(&st->f[i], buf, sizeof buf));
+        frame_line(f, indent, i, gl_frame_name(gl_stack_frame(st, i), buf, sizeof buf));
     if (i < st->n)
         fprintf(f, "%s    [%d more frame%s]\n", indent, st->n - i, gl_s((uint64_t)(st->n - i)));
 }

@@ -184,7 +184,7 @@ static void test_queue_slots_bounded_by_memory(void **state)
 static const char *slurp(const char *rel)
 {
     static char buf[4096];
-    char path[600];
+    char path[4200];
     snprintf(path, sizeof path, "%s/%s", h_dir(), rel);
     FILE *f = fopen(path, "r");
     size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;

@@ -713,8 +713,10 @@ static const char *report_line(const char *db, const char *prefix)
     h_run(&r, NULL, ARGV(GL, "report", db));
     assert_int_equal(r.status, 0);
     const char *p = strstr(r.out, prefix);
-    if (!p)
+    if (!p) {
         fail_msg("no '%s' in the report of %s:\n%s", prefix, db, r.out);
+        return "";
+    }
     snprintf(line, sizeof line, "%.*s", (int)strcspn(p, "\n"), p);
     return line;
 }

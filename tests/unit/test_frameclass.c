@@ -406,11 +406,14 @@ static void test_chains(void **state)
 static const char *place(const struct gl_fc_frame *v, int n)
 {
     static struct gl_frame f[64];
+    static uint32_t fi[64];
     static char buf[512];
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         f[i] = (struct gl_frame){(char *)v[i].symbol, (char *)v[i].module, (char *)v[i].file, v[i].line, v[i].python,
                                  v[i].offset};
-    struct gl_stack st = {.id = 1, .f = f, .n = n};
+        fi[i] = (uint32_t)i;
+    }
+    struct gl_stack st = {.id = 1, .frames = f, .fi = fi, .n = n};
     return gl_stack_place(&st, buf, sizeof buf);
 }
 
