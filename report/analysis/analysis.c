@@ -205,18 +205,7 @@ int gl_fail_absorbed(const struct gl_run *r, size_t k)
     if (!next)
         return 0;
     /* no tensor handed out on the device in between: the same request */
-    size_t lo = 0, hi = r->nallocs;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (r->allocs[mid].seq <= f->seq)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    for (size_t i = lo; i < r->nallocs && r->allocs[i].seq < next->seq; i++)
-        if (r->allocs[i].kind == GL_KIND_BLOCK && r->allocs[i].device == f->device)
-            return 0;
-    return 1;
+    return next->blocks_before == f->blocks_before;
 }
 
 /* Leave out groups smaller than min. */

@@ -1,5 +1,6 @@
 /* view_summary.c — the figures of `summary`'s line (views.h): what
- * `report` shows, counted from the same loaded model, so the two agree. */
+ * `report` shows, counted from the same load (of it only what is live at
+ * the end: GL_LOAD_LIVE_ONLY), so the two agree. */
 #include <string.h>
 
 #include "views.h"

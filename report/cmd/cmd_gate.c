@@ -62,6 +62,7 @@ static void reset(void)
 
 static int check(struct gl_cli *cli)
 {
+    cli->load.parts |= GL_LOAD_LIVE_ONLY; /* the peaks and what is live at the end (model.h) */
     if (q.have_leak || q.have_peak)
         return 0;
     gl_cli_fail(cli, "wants --max-leak-bytes N, --max-peak-bytes M, or both");

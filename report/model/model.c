@@ -192,9 +192,12 @@ static void skip(struct gl_run *r, enum gl_skip k, int64_t seq)
     r->nskipped++;
 }
 
-/* Where the allocation a free names sits in allocs[], or -1. */
+/* Where the allocation a free names sits in allocs[], or -1; -2 for one
+ * freed already whose record a live-only load reused (so that a second free
+ * is still counted as one). */
+#define INDEX_FREED UINT32_MAX
 struct seq_index {
-    uint32_t *dense; /* seq -> position + 1, when seqs are small */
+    uint32_t *dense; /* seq -> position + 1 (INDEX_FREED: freed, reused), when seqs are small */
     int64_t max;
     struct gl_u64map map;
 };
@@ -212,8 +215,20 @@ static int64_t index_get(const struct seq_index *x, int64_t seq)
 {
     uint64_t pos;
     if (x->dense && seq > 0 && seq <= x->max)
-        return x->dense[seq] ? (int64_t)x->dense[seq] - 1 : -1;
-    return gl_u64map_get(&x->map, (uint64_t)seq, &pos) ? (int64_t)pos : -1;
+        return x->dense[seq] == INDEX_FREED ? -2 : x->dense[seq] ? (int64_t)x->dense[seq] - 1 : -1;
+    if (!gl_u64map_get(&x->map, (uint64_t)seq, &pos))
+        return -1;
+    return pos == UINT64_MAX ? -2 : (int64_t)pos;
+}
+
+/* A freed allocation whose record a live-only load reuses. */
+static int index_forget(struct seq_index *x, int64_t seq)
+{
+    if (x->dense && seq > 0 && seq <= x->max) {
+        x->dense[seq] = INDEX_FREED;
+        return 0;
+    }
+    return gl_u64map_put(&x->map, (uint64_t)seq, UINT64_MAX);
 }
 
 /* -1 (unknown) or an ordinal the recorder keeps (gl_event.h). */
@@ -267,6 +282,17 @@ struct scan {
     uint64_t total_live, block_live;
     size_t cap, fcap, ocap;
     int64_t prev_seq;   /* the last row's seq: free_order holds while each is higher */
+    /* PyTorch blocks kept so far, by device + 1 (gl_fail.blocks_before) */
+    uint64_t blocks_kept[GL_MAX_DEVICES + 1];
+    /* GL_LOAD_LIVE_ONLY: the records of freed allocations, to reuse; the
+     * devices of blocks and segments in the order they first came (as
+     * gl_run_link_blocks makes them) */
+    int live_only;
+    uint32_t *slots;
+    size_t nslots, slotcap;
+    int block_devs[GL_MAX_DEVICES + 1];
+    int nblock_devs;
+    uint8_t block_dev_seen[GL_MAX_DEVICES + 1];
 };
 
 /* The columns every row is checked by. */
@@ -278,10 +304,11 @@ struct row {
 };
 
 /* Bounds, the timeline's span, the statement, the index: 0, or -1 with err. */
-static int scan_open(struct scan *s, struct gl_run *r, char *err, size_t errsz)
+static int scan_open(struct scan *s, struct gl_run *r, int live_only, char *err, size_t errsz)
 {
     memset(s, 0, sizeof *s);
     s->r = r;
+    s->live_only = r->live_only = live_only;
     time_bounds(r, &s->lo, &s->hi);
     /* the timeline's buckets span the first and the last time that can be
      * kept (in seq order; a time outside falls in the first or last) */
@@ -308,7 +335,8 @@ static int scan_open(struct scan *s, struct gl_run *r, char *err, size_t errsz)
     s->kmin = INT64_MAX;
     s->kmax = INT64_MIN;
     s->prev_seq = INT64_MIN;
-    r->free_order = malloc(4096 * sizeof *r->free_order); /* NULL: the sweeps sort */
+    if (!live_only) /* NULL: the sweeps sort */
+        r->free_order = malloc(4096 * sizeof *r->free_order);
     s->ocap = r->free_order ? 4096 : 0;
     return 0;
 }
@@ -317,6 +345,7 @@ static void scan_close(struct scan *s)
 {
     gl_model_rows_close(&s->g);
     free(s->index.dense);
+    free(s->slots);
     gl_u64map_free(&s->index.map);
     gl_u64map_free(&s->last_ts.map);
 }
@@ -390,17 +419,25 @@ static int load_fail(struct scan *s, const struct row *w, enum gl_skip *why)
         .result = w->result,
         .stack_id = s->g.v[GL_COL_STACK],
         .aux = (uint64_t)s->g.v[GL_COL_AUX],
+        .blocks_before = s->blocks_kept[w->device + 1],
     };
     return 0;
 }
 
-/* The allocation the row makes, appended (its invariants checked). */
-static struct gl_alloc *new_alloc(struct scan *s, const struct row *w, int kind, int64_t size, uint64_t addr)
+/* The allocation the row makes (its invariants checked): appended, or in
+ * a freed one's record (live-only); *pos is where. */
+static struct gl_alloc *new_alloc(struct scan *s, const struct row *w, int kind, int64_t size, uint64_t addr,
+                                  size_t *pos)
 {
     struct gl_run *r = s->r;
-    if (gl_grow((void **)&r->allocs, &s->cap, r->nallocs, sizeof *r->allocs, 4096))
-        return NULL;
-    struct gl_alloc *a = &r->allocs[r->nallocs];
+    if (s->nslots) {
+        *pos = s->slots[--s->nslots];
+    } else {
+        if (gl_grow((void **)&r->allocs, &s->cap, r->nallocs, sizeof *r->allocs, 4096))
+            return NULL;
+        *pos = r->nallocs++;
+    }
+    struct gl_alloc *a = &r->allocs[*pos];
     memset(a, 0, sizeof *a);
     a->seq = w->seq;
     a->alloc_ns = w->ts;
@@ -433,12 +470,18 @@ static int load_alloc(struct scan *s, const struct row *w, enum gl_skip *why)
         *why = GL_SKIP_LIVE;
     if (*why != GL_SKIP_COUNT)
         return 0;
-    struct gl_alloc *a = new_alloc(s, w, kind, size, addr);
-    if (!a || index_put(&s->index, w->seq, r->nallocs))
+    size_t pos;
+    struct gl_alloc *a = new_alloc(s, w, kind, size, addr, &pos);
+    if (!a || index_put(&s->index, w->seq, pos))
         return -1;
-    if (kind == GL_KIND_BLOCK)
+    if (kind == GL_KIND_BLOCK) {
         s->block_live += a->size;
-    r->nallocs++;
+        s->blocks_kept[a->device + 1]++;
+    }
+    if ((kind == GL_KIND_BLOCK || kind == GL_KIND_SEGMENT) && !s->block_dev_seen[a->device + 1]) {
+        s->block_dev_seen[a->device + 1] = 1;
+        s->block_devs[s->nblock_devs++] = a->device;
+    }
     if (gl_kind_counts_on_device(a->kind)) {
         s->total_live += a->size;
         track(r, &s->lt, a->device, (int64_t)a->size, w->seq, w->ts, s->t0, s->span);
@@ -446,12 +489,23 @@ static int load_alloc(struct scan *s, const struct row *w, enum gl_skip *why)
     return 0;
 }
 
-/* The allocation an earlier row made that this row refers to, or NULL. */
-static struct gl_alloc *referred(struct scan *s, const struct row *w, int64_t *ref)
+/* The allocation an earlier row made that this row refers to, or NULL
+ * (*gone: one a live-only load freed and forgot). */
+static struct gl_alloc *referred(struct scan *s, const struct row *w, int64_t *ref, int *gone)
 {
     *ref = s->g.v[GL_COL_REF];
     int64_t pos = *ref < w->seq ? index_get(&s->index, *ref) : -1;
+    *gone = pos == -2;
     return pos >= 0 ? &s->r->allocs[pos] : NULL;
+}
+
+/* Live-only: allocation pos's record is free for the next one. */
+static int reuse_later(struct scan *s, size_t pos, int64_t seq)
+{
+    if (gl_grow((void **)&s->slots, &s->slotcap, s->nslots, sizeof *s->slots, 1024))
+        return -1;
+    s->slots[s->nslots++] = (uint32_t)pos;
+    return index_forget(&s->index, seq);
 }
 
 /* No free_order: the sweeps sort the frees instead (model.h). */
@@ -474,17 +528,18 @@ static void free_in_order(struct scan *s, size_t pos)
         r->free_order[r->nfree_order++] = (uint32_t)pos;
 }
 
-/* A free: GL_SKIP_COUNT, or why it is skipped. */
-static enum gl_skip load_free(struct scan *s, const struct row *w)
+/* A free: GL_SKIP_COUNT or why it is skipped; -1 out of memory. */
+static int load_free(struct scan *s, const struct row *w)
 {
     int64_t ref;
-    struct gl_alloc *a = referred(s, w, &ref);
+    int gone;
+    struct gl_alloc *a = referred(s, w, &ref, &gone);
     if (ref >= w->seq || (a && w->ts < a->alloc_ns))
         return GL_SKIP_FREE_EARLY;
+    if (gone || (a && a->free_seq))
+        return GL_SKIP_FREE_TWICE;
     if (!a)
         return GL_SKIP_FREE_NOTHING;
-    if (a->free_seq)
-        return GL_SKIP_FREE_TWICE;
     a->free_seq = w->seq;
     a->free_ns = w->ts;
     if (s->r->free_order)
@@ -498,22 +553,32 @@ static enum gl_skip load_free(struct scan *s, const struct row *w)
         if (w->op == GL_OP_FREE) /* free and completion in one: reusable at once */
             a->done_seq = w->seq;
     }
+    /* (a block freed but not yet reusable is held by the allocator until
+     * its completion: kept till then) */
+    if (s->live_only && (a->kind != GL_KIND_BLOCK || a->done_seq) && reuse_later(s, (size_t)(a - s->r->allocs), ref))
+        return -1;
     return GL_SKIP_COUNT;
 }
 
 /* A block became reusable; a tag names the block (or CUDA allocation) it
- * refers to: what it is, for its whole life. */
-static void load_completion_or_tag(struct scan *s, const struct row *w)
+ * refers to: what it is, for its whole life. 0, or -1 out of memory. */
+static int load_completion_or_tag(struct scan *s, const struct row *w)
 {
     int64_t ref;
-    struct gl_alloc *a = referred(s, w, &ref);
+    int gone;
+    struct gl_alloc *a = referred(s, w, &ref, &gone);
     /* (a free_completed after a block's `free`: a database written before
      * the two were one event) */
     if (a && w->op == GL_OP_FREE_COMPLETED && a->kind == GL_KIND_BLOCK && a->free_seq &&
-        (!a->done_seq || a->done_seq == a->free_seq))
+        (!a->done_seq || a->done_seq == a->free_seq)) {
+        int held = !a->done_seq; /* live-only: kept until now (load_free) */
         a->done_seq = w->seq;
-    else if (a && w->op == GL_OP_TAG)
+        if (s->live_only && held)
+            return reuse_later(s, (size_t)(a - s->r->allocs), ref);
+    } else if (a && w->op == GL_OP_TAG) {
         tag(a, s->g.v[GL_COL_AUX], w->size);
+    }
+    return 0;
 }
 
 /* What the row is, taken into the run: 0 (*why set when skipped), or -1
@@ -528,10 +593,13 @@ static int load_row(struct scan *s, const struct row *w, enum gl_skip *why)
         return load_fail(s, w, why);
     if (gl_op_is_alloc(op))
         return load_alloc(s, w, why);
-    if (gl_op_is_free(op) && has_ref)
-        *why = load_free(s, w);
-    else if ((op == GL_OP_FREE_COMPLETED || op == GL_OP_TAG) && has_ref)
-        load_completion_or_tag(s, w);
+    if (gl_op_is_free(op) && has_ref) {
+        int rc = load_free(s, w);
+        if (rc < 0)
+            return -1;
+        *why = (enum gl_skip)rc;
+    } else if ((op == GL_OP_FREE_COMPLETED || op == GL_OP_TAG) && has_ref)
+        return load_completion_or_tag(s, w);
     return 0;
 }
 
@@ -573,13 +641,42 @@ static void scan_finish(struct scan *s)
     }
 }
 
+static int cmp_alloc_seq(const void *a, const void *b)
+{
+    const struct gl_alloc *x = a, *y = b;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* After a live-only scan: the records still live (and blocks waiting for
+ * their completion), in seq order; the devices
+ * of blocks and segments made where gl_run_link_blocks makes them, with its
+ * flags (a full load's order of devices). */
+static void live_only_finish(struct scan *s)
+{
+    struct gl_run *r = s->r;
+    size_t k = 0;
+    for (size_t i = 0; i < r->nallocs; i++) { /* what reuse_later did not give up */
+        const struct gl_alloc *a = &r->allocs[i];
+        if (!a->free_seq || (a->kind == GL_KIND_BLOCK && !a->done_seq))
+            r->allocs[k++] = *a;
+    }
+    r->nallocs = k;
+    if (k)
+        qsort(r->allocs, k, sizeof *r->allocs, cmp_alloc_seq);
+    for (int i = 0; i < s->nblock_devs; i++) {
+        struct gl_device *dev = gl_run_device(r, s->block_devs[i]);
+        if (dev)
+            dev->blocks = r->has_blocks = 1;
+    }
+}
+
 /* One ordered scan of event_log into the run. */
-static int load_events(struct gl_run *r, char *err, size_t errsz)
+static int load_events(struct gl_run *r, int live_only, char *err, size_t errsz)
 {
     struct scan s;
     struct row w;
     int rc;
-    if (scan_open(&s, r, err, errsz))
+    if (scan_open(&s, r, live_only, err, errsz))
         return -1;
     while ((rc = gl_rows_next(&s.g)) == SQLITE_ROW) {
         enum gl_skip why;
@@ -603,6 +700,13 @@ static int load_events(struct gl_run *r, char *err, size_t errsz)
         return -1;
     }
     scan_finish(&s);
+    /* devices with events but no counted memory still get a row (not -1:
+     * a failed free a recorder could not place on a device) */
+    for (size_t i = 0; i < r->nfails; i++)
+        if (r->fails[i].device >= 0)
+            gl_run_device(r, r->fails[i].device);
+    if (live_only)
+        live_only_finish(&s);
     return 0;
 oom:
     scan_close(&s);
@@ -678,8 +782,9 @@ struct gl_run *gl_run_load_with(const char *path, const struct gl_load *what, ch
         return NULL;
     }
     snprintf(r->path, sizeof r->path, "%s", path);
+    int live_only = what && (what->parts & GL_LOAD_LIVE_ONLY);
     r->db = gl_db_open_read(path, err, errsz);
-    if (!r->db || load_run_row(r, err, errsz) || load_events(r, err, errsz)) {
+    if (!r->db || load_run_row(r, err, errsz) || load_events(r, live_only, err, errsz)) {
         if (r->db && !err[0])
             snprintf(err, errsz, "%s: out of memory", path);
         gl_run_free(r);
@@ -690,11 +795,7 @@ struct gl_run *gl_run_load_with(const char *path, const struct gl_load *what, ch
         gl_run_free(r);
         return NULL;
     }
-    /* devices with events but no counted memory still get a row (not -1:
-     * a failed free a recorder could not place on a device) */
-    for (size_t i = 0; i < r->nfails; i++)
-        if (r->fails[i].device >= 0)
-            gl_run_device(r, r->fails[i].device);
+    r->no_stacks = what && (what->parts & GL_LOAD_NO_STACKS);
     if (gl_run_link_blocks(r, err, errsz) || gl_run_load_tables(r, err, errsz) || gl_run_load_folded(r, err, errsz) ||
         gl_retention_load(r, err, errsz) || load_asked(r, what, err, errsz)) {
         gl_run_free(r);

@@ -67,6 +67,7 @@ struct gl_fail {            /* an OOM, other failed allocation, or a failed free
     int32_t device, result;
     uint8_t op;
     uint16_t api;
+    uint64_t blocks_before; /* PyTorch blocks the load kept on its device before it (gl_fail_absorbed) */
 };
 
 struct gl_point {
@@ -148,6 +149,14 @@ enum {
     GL_LOAD_HEAPS = 1u << 0,       /* the program's own pools (model_heaps.h) */
     GL_LOAD_BLOCK_FACTS = 1u << 1, /* each PyTorch block's bytes and reuse (model_block_facts.h) */
     GL_LOAD_MAP_DEVICES = 1u << 2, /* the device of each VMM mapping (model_vmm.h) */
+    /* of the allocations only those live at the end are kept (a freed
+     * one's record is reused) and frees are not kept in order: memory
+     * bounded by the live set, not the events. Peaks, timelines,
+     * failures, counts, skips and the links of blocks and segments are a
+     * full load's; tensor peaks (gl_device.tensor_peak...) are not made.
+     * For `summary`, `gate` and `leaks` without --steps or --lifetime-ms. */
+    GL_LOAD_LIVE_ONLY = 1u << 3,
+    GL_LOAD_NO_STACKS = 1u << 4, /* no frames or stacks (`summary`) */
 };
 /* An event look-up: the time of event #arg (GL_LOOKUP_EVENT), or the last
  * event stamped at or before arg ns after the run's first event, and its
@@ -227,6 +236,8 @@ struct gl_run {
     struct gl_lookup lookups[GL_MAX_LOOKUPS];
     size_t nlookups;
     unsigned loaded;          /* GL_LOAD_* parts read */
+    int live_only;            /* GL_LOAD_LIVE_ONLY: allocs[] holds the allocations live at the end */
+    int no_stacks;            /* GL_LOAD_NO_STACKS: stacks[] and frames[] empty */
     struct gl_heaps *heaps;   /* GL_LOAD_HEAPS (model_heaps.h) */
     char heaps_err[1200];     /* ... or why they could not be read */
     struct gl_block_fact *block_facts; /* GL_LOAD_BLOCK_FACTS, by allocation index */

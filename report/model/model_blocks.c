@@ -299,7 +299,7 @@ int gl_run_link_blocks(struct gl_run *r, char *err, size_t errsz)
             a->flags |= GL_AF_ITEM;
         }
     }
-    if (!rc && r->has_blocks)
+    if (!rc && r->has_blocks && !r->live_only) /* a replay of every block's life */
         rc = tensor_peaks(r);
     if (rc)
         snprintf(err, errsz, "%s: out of memory while loading", r->path);

@@ -259,7 +259,7 @@ static int load_free_samples(struct gl_run *r)
 
 int gl_run_load_tables(struct gl_run *r, char *err, size_t errsz)
 {
-    if (load_stacks(r) || load_meta(r) || load_pools(r) || load_samples(r) || load_free_samples(r)) {
+    if ((!r->no_stacks && load_stacks(r)) || load_meta(r) || load_pools(r) || load_samples(r) || load_free_samples(r)) {
         snprintf(err, errsz, "%s: out of memory while loading", r->path);
         return -1;
     }

@@ -1,7 +1,8 @@
 /* render_summary.c — "gpuledger: DB: N events, peak ..." for one database
  * (views.h, gl_summary_view): `summary`'s answer and the closing line of
- * `gpuledger run`, from the same loaded model as `report` (never the
- * recorder's cached figures), so the two agree. */
+ * `gpuledger run`, from the same load of the rows as `report` (never the
+ * recorder's cached figures; only what is live at the end kept: model.h,
+ * GL_LOAD_LIVE_ONLY), so the two agree. */
 #include <inttypes.h>
 
 #include "escape.h"
