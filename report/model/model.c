@@ -801,6 +801,11 @@ struct gl_run *gl_run_load_with(const char *path, const struct gl_load *what, ch
         gl_run_free(r);
         return NULL;
     }
+    if (r->live_only && !r->no_stacks && gl_run_load_live_stacks(r)) {
+        snprintf(err, errsz, "%s: out of memory while loading", r->path);
+        gl_run_free(r);
+        return NULL;
+    }
     sqlite3_close(r->db); /* nothing after the load reads the database */
     r->db = NULL;
     return r;

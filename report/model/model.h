@@ -153,7 +153,8 @@ enum {
      * one's record is reused) and frees are not kept in order: memory
      * bounded by the live set, not the events. Peaks, timelines,
      * failures, counts, skips and the links of blocks and segments are a
-     * full load's; tensor peaks (gl_device.tensor_peak...) are not made.
+     * full load's; tensor peaks (gl_device.tensor_peak...) are not made;
+     * the stacks are those of what was kept (gl_run_load_live_stacks).
      * For `summary`, `gate` and `leaks` without --steps or --lifetime-ms. */
     GL_LOAD_LIVE_ONLY = 1u << 3,
     GL_LOAD_NO_STACKS = 1u << 4, /* no frames or stacks (`summary`) */
@@ -311,6 +312,10 @@ size_t gl_run_step_of(const struct gl_run *r, int64_t seq);
 /* The tables beside event_log, each in one statement (model_tables.c), and
  * each device's usage figures. 0, or -1 with "FILE: problem" in err. */
 int gl_run_load_tables(struct gl_run *r, char *err, size_t errsz);
+/* A live-only load's stacks, read last: those its allocations, failures
+ * and heaps name, with only their frames (model_tables.c). 0, or -1 out
+ * of memory. */
+int gl_run_load_live_stacks(struct gl_run *r);
 void gl_run_free_tables(struct gl_run *r);
 
 /* Is allocation a live at sequence point seq (after event seq applied)? */

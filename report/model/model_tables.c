@@ -12,9 +12,12 @@
 
 #include "frames.h"
 #include "model.h"
+#include "model_heaps.h"
 #include "model_usage.h"
 #include "grow.h"
 #include "strmap.h"
+#include "reader.h"
+#include "u64map.h"
 
 
 static char *dup_col(sqlite3_stmt *st, int i)
@@ -43,38 +46,41 @@ static char *intern_col(struct gl_run *r, sqlite3_stmt *st, int i, int *oom)
 struct frame_table {
     struct gl_frame *frames;
     int64_t *ids;
-    size_t n;
+    size_t n, cap, icap;
 };
 
+#define FRAME_COLUMNS "SELECT f.id, f.symbol, m.path, f.file, f.line, f.python, f.rel" \
+                      " FROM frames f LEFT JOIN modules m ON m.id = f.module_id"
+
+/* The frame of q's row appended. 0, or -1 out of memory. */
+static int add_frame(struct gl_run *r, struct frame_table *t, sqlite3_stmt *q)
+{
+    if (gl_grow((void **)&t->frames, &t->cap, t->n, sizeof *t->frames, 64) ||
+        gl_grow((void **)&t->ids, &t->icap, t->n, sizeof *t->ids, 64))
+        return -1;
+    int oom = 0;
+    t->ids[t->n] = sqlite3_column_int64(q, 0);
+    struct gl_frame *f = &t->frames[t->n++];
+    f->symbol = intern_col(r, q, 1, &oom);
+    f->module = intern_col(r, q, 2, &oom);
+    f->file = intern_col(r, q, 3, &oom);
+    f->line = sqlite3_column_int(q, 4);
+    f->python = sqlite3_column_int(q, 5);
+    f->offset = (uint64_t)sqlite3_column_int64(q, 6);
+    return oom ? -1 : 0;
+}
+
+/* Every frame, in id order. */
 static int load_frames(struct gl_run *r, struct frame_table *t)
 {
     sqlite3_stmt *q;
-    size_t cap = 0, icap = 0;
     int rc = 0;
-    if (sqlite3_prepare_v2(r->db,
-                           "SELECT f.id, f.symbol, m.path, f.file, f.line, f.python, f.rel"
-                           " FROM frames f LEFT JOIN modules m ON m.id = f.module_id ORDER BY f.id",
-                           -1, &q, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(r->db, FRAME_COLUMNS " ORDER BY f.id", -1, &q, NULL) != SQLITE_OK) {
         sqlite3_finalize(q);
         return 0; /* no frames: no stacks */
     }
-    while (!rc && sqlite3_step(q) == SQLITE_ROW) {
-        if (gl_grow((void **)&t->frames, &cap, t->n, sizeof *t->frames, 64) ||
-            gl_grow((void **)&t->ids, &icap, t->n, sizeof *t->ids, 64)) {
-            rc = -1;
-            break;
-        }
-        int oom = 0;
-        t->ids[t->n] = sqlite3_column_int64(q, 0);
-        struct gl_frame *f = &t->frames[t->n++];
-        f->symbol = intern_col(r, q, 1, &oom);
-        f->module = intern_col(r, q, 2, &oom);
-        f->file = intern_col(r, q, 3, &oom);
-        f->line = sqlite3_column_int(q, 4);
-        f->python = sqlite3_column_int(q, 5);
-        f->offset = (uint64_t)sqlite3_column_int64(q, 6);
-        rc = oom ? -1 : 0;
-    }
+    while (!rc && sqlite3_step(q) == SQLITE_ROW)
+        rc = add_frame(r, t, q);
     sqlite3_finalize(q);
     return rc;
 }
@@ -99,56 +105,139 @@ static const struct gl_frame *frame_of(const struct frame_table *t, int64_t id)
     return lo < t->n && t->ids[lo] == id ? &t->frames[lo] : NULL;
 }
 
+/* The stacks being built: every entry, the stacks' in turn. */
+struct entries {
+    uint32_t *all;
+    size_t n, cap, scap;
+};
+
+/* Stack id's next entry, naming frame_id (left out when no frame has that
+ * id, as the stack_frames view leaves it out; a stack with no entry left
+ * is no stack). 0, or -1 out of memory. */
+static int add_entry(struct gl_run *r, const struct frame_table *t, struct entries *e, int64_t id, int64_t frame_id)
+{
+    const struct gl_frame *f = frame_of(t, frame_id);
+    if (!f)
+        return 0;
+    if (gl_grow((void **)&e->all, &e->cap, e->n, sizeof *e->all, 256))
+        return -1;
+    e->all[e->n++] = (uint32_t)(f - t->frames);
+    if (!r->nstacks || r->stacks[r->nstacks - 1].id != id) {
+        if (gl_grow((void **)&r->stacks, &e->scap, r->nstacks, sizeof *r->stacks, 64))
+            return -1;
+        struct gl_stack *st = &r->stacks[r->nstacks++];
+        memset(st, 0, sizeof *st);
+        st->id = id;
+        st->frames = t->frames;
+    }
+    r->stacks[r->nstacks - 1].n++;
+    return 0;
+}
+
+/* The stacks and frames into the run (their entries in turn). */
+static void keep_stacks(struct gl_run *r, struct frame_table *t, struct entries *e)
+{
+    size_t at = 0;
+    for (size_t i = 0; i < r->nstacks; i++) {
+        r->stacks[i].fi = e->all + at;
+        at += (size_t)r->stacks[i].n;
+    }
+    r->stack_entries = e->all;
+    r->frames = t->frames;
+    r->nframes = t->n;
+    free(t->ids);
+}
+
 /* Every stack's entries in (stack, depth) order, each the index of its
- * frame in r->frames (4 bytes an entry, however long the strings); an
- * entry naming no frame is left out, as the stack_frames view leaves it
- * out. */
+ * frame in r->frames (4 bytes an entry, however long the strings). */
 static int load_stacks(struct gl_run *r)
 {
     struct frame_table t = {0};
+    struct entries e = {0};
     int rc = load_frames(r, &t);
-    r->frames = t.frames;
-    r->nframes = t.n;
     sqlite3_stmt *q = NULL;
     if (t.n > UINT32_MAX) /* entries are 32-bit indices: past them is past any memory */
         rc = -1;
     if (!rc && t.n &&
         sqlite3_prepare_v2(r->db, "SELECT stack_id, frame_id FROM stack_entries ORDER BY stack_id, depth", -1, &q,
-                           NULL) == SQLITE_OK) {
-        size_t cap = 0, fcap = 0;
-        uint32_t *all = NULL; /* every entry, the stacks' in turn */
-        size_t nall = 0;
-        while (!rc && sqlite3_step(q) == SQLITE_ROW) {
-            int64_t id = sqlite3_column_int64(q, 0);
-            const struct gl_frame *f = frame_of(&t, sqlite3_column_int64(q, 1));
-            if (!f)
-                continue;
-            if (gl_grow((void **)&all, &fcap, nall, sizeof *all, 256)) {
-                rc = -1;
-                break;
-            }
-            all[nall++] = (uint32_t)(f - t.frames);
-            if (!r->nstacks || r->stacks[r->nstacks - 1].id != id) {
-                if (gl_grow((void **)&r->stacks, &cap, r->nstacks, sizeof *r->stacks, 64)) {
-                    rc = -1;
-                    break;
-                }
-                struct gl_stack *st = &r->stacks[r->nstacks++];
-                memset(st, 0, sizeof *st);
-                st->id = id;
-                st->frames = t.frames;
-            }
-            r->stacks[r->nstacks - 1].n++;
-        }
-        size_t at = 0; /* the entries are the stacks' in turn */
-        for (size_t i = 0; i < r->nstacks; i++) {
-            r->stacks[i].fi = all + at;
-            at += (size_t)r->stacks[i].n;
-        }
-        r->stack_entries = all;
-    }
+                           NULL) == SQLITE_OK)
+        while (!rc && sqlite3_step(q) == SQLITE_ROW)
+            rc = add_entry(r, &t, &e, sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1));
     sqlite3_finalize(q);
-    free(t.ids);
+    keep_stacks(r, &t, &e);
+    return rc;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The keys of a set as int64_t, ascending (NULL: out of memory). */
+static int64_t *sorted_keys(const struct gl_u64map *m, size_t *n)
+{
+    int64_t *v = malloc((m->count + 3) * sizeof *v);
+    *n = 0;
+    if (v && m->has_zero) /* the two marker keys, kept outside the table */
+        v[(*n)++] = 0;
+    if (v && m->has_max)
+        v[(*n)++] = -1;
+    for (size_t i = 0; v && i < m->cap; i++)
+        if (m->keys[i] && m->keys[i] != UINT64_MAX)
+            v[(*n)++] = (int64_t)m->keys[i];
+    if (v && *n)
+        qsort(v, *n, sizeof *v, cmp_i64);
+    return v;
+}
+
+/* Only the stacks of `want` and their frames, each looked up by its key:
+ * the few stacks a live-only load keeps out of however many the run
+ * made. 0, or -1 out of memory. */
+static int load_stacks_of(struct gl_run *r, const struct gl_u64map *want)
+{
+    struct frame_table t = {0};
+    struct entries e = {0};
+    struct gl_u64map frame_ids;
+    gl_u64map_init(&frame_ids);
+    size_t nst = 0, nraw = 0, rcap = 0, nfr = 0;
+    int64_t *ids = sorted_keys(want, &nst), *fids = NULL;
+    int64_t(*raw)[2] = NULL; /* (stack id, frame id) of each entry, in order */
+    sqlite3_stmt *q = NULL, *fq = NULL;
+    int rc = ids ? 0 : -1;
+    if (!rc && sqlite3_prepare_v2(r->db, "SELECT frame_id FROM stack_entries WHERE stack_id = ? ORDER BY depth", -1,
+                                  &q, NULL) == SQLITE_OK)
+        for (size_t i = 0; !rc && i < nst; i++) {
+            sqlite3_bind_int64(q, 1, ids[i]);
+            while (!rc && sqlite3_step(q) == SQLITE_ROW) {
+                int64_t fid = sqlite3_column_int64(q, 0);
+                rc = gl_grow((void **)&raw, &rcap, nraw, sizeof *raw, 256) ||
+                     gl_u64map_put(&frame_ids, (uint64_t)fid, 1);
+                if (!rc) {
+                    raw[nraw][0] = ids[i];
+                    raw[nraw++][1] = fid;
+                }
+            }
+            sqlite3_reset(q);
+        }
+    if (!rc && !(fids = sorted_keys(&frame_ids, &nfr)))
+        rc = -1;
+    if (!rc && nfr && sqlite3_prepare_v2(r->db, FRAME_COLUMNS " WHERE f.id = ?", -1, &fq, NULL) == SQLITE_OK)
+        for (size_t i = 0; !rc && i < nfr; i++) { /* ascending: the table's order */
+            sqlite3_bind_int64(fq, 1, fids[i]);
+            if (sqlite3_step(fq) == SQLITE_ROW)
+                rc = add_frame(r, &t, fq);
+            sqlite3_reset(fq);
+        }
+    for (size_t i = 0; !rc && i < nraw; i++)
+        rc = add_entry(r, &t, &e, raw[i][0], raw[i][1]);
+    sqlite3_finalize(q);
+    sqlite3_finalize(fq);
+    keep_stacks(r, &t, &e);
+    gl_u64map_free(&frame_ids);
+    free(ids);
+    free(fids);
+    free(raw);
     return rc;
 }
 
@@ -259,13 +348,42 @@ static int load_free_samples(struct gl_run *r)
 
 int gl_run_load_tables(struct gl_run *r, char *err, size_t errsz)
 {
-    if ((!r->no_stacks && load_stacks(r)) || load_meta(r) || load_pools(r) || load_samples(r) || load_free_samples(r)) {
+    if ((!r->no_stacks && !r->live_only && load_stacks(r)) || load_meta(r) || load_pools(r) || load_samples(r) || load_free_samples(r)) {
         snprintf(err, errsz, "%s: out of memory while loading", r->path);
         return -1;
     }
     for (int i = 0; i < r->ndevs; i++)
         gl_usage_read(r, &r->devs[i]);
     return 0;
+}
+
+/* Put a stack id in the set (any id: a damaged file's stack 0 is read as
+ * a full load reads it). */
+static int want_stack(struct gl_u64map *m, int64_t id)
+{
+    return gl_u64map_put(m, (uint64_t)id, 1);
+}
+
+int gl_run_load_live_stacks(struct gl_run *r)
+{
+    struct gl_u64map want;
+    gl_u64map_init(&want);
+    int rc = 0;
+    for (size_t i = 0; !rc && i < r->nallocs; i++)
+        rc = want_stack(&want, r->allocs[i].stack_id);
+    for (size_t i = 0; !rc && i < r->nfails; i++)
+        rc = want_stack(&want, r->fails[i].stack_id);
+    for (size_t i = 0; !rc && r->heaps && i < r->heaps->nheaps; i++)
+        rc = want_stack(&want, r->heaps->heaps[i].stack_id);
+    for (size_t i = 0; !rc && r->heaps && i < r->heaps->nregions; i++)
+        rc = want_stack(&want, r->heaps->regions[i].stack_id);
+    /* a look-up per stack and frame costs several rows of a scan: past a
+     * quarter of the stacks, every stack is read */
+    if (!rc)
+        rc = (int64_t)want.count * 4 > gl_db_int(r->db, "SELECT count(*) FROM stacks", 0) ? load_stacks(r)
+                                                                                          : load_stacks_of(r, &want);
+    gl_u64map_free(&want);
+    return rc;
 }
 
 void gl_run_free_tables(struct gl_run *r)

@@ -3,7 +3,8 @@
  * database of tests/golden/db: the same allocations live at the end
  * (and blocks waiting for their completion), field for field; the same
  * devices, peaks and timelines, failures (and which OOMs are one request),
- * counts and skipped rows; freed allocations' records given up. */
+ * counts and skipped rows, the stacks of what was kept; freed allocations'
+ * records given up. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "frames.h"
 #include "model.h"
 
 static int kept_live(const struct gl_alloc *a)
@@ -22,7 +24,33 @@ static int kept_live(const struct gl_alloc *a)
     return !a->free_seq || (a->kind == GL_KIND_BLOCK && !a->done_seq);
 }
 
-static size_t full_records, live_records, pending_blocks;
+static size_t full_records, live_records, pending_blocks, stacks_compared;
+
+static int same_text(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+/* The stack of id in both loads, frame for frame (the live-only load
+ * reads only the stacks its records name). */
+static void same_stack(const struct gl_run *f, const struct gl_run *l, int64_t id)
+{
+    const struct gl_stack *x = gl_run_stack(f, id), *y = gl_run_stack(l, id);
+    assert_int_equal(x != NULL, y != NULL);
+    if (!x)
+        return;
+    assert_int_equal(x->n, y->n);
+    for (int i = 0; i < x->n; i++) {
+        const struct gl_frame *a = gl_stack_frame(x, i), *b = gl_stack_frame(y, i);
+        assert_true(same_text(a->symbol, b->symbol));
+        assert_true(same_text(a->module, b->module));
+        assert_true(same_text(a->file, b->file));
+        assert_int_equal(a->line, b->line);
+        assert_int_equal(a->python, b->python);
+        assert_int_equal(a->offset, b->offset);
+    }
+    stacks_compared++;
+}
 
 static void compare(const char *path)
 {
@@ -68,6 +96,7 @@ static void compare(const char *path)
         assert_int_equal(x->op, y->op);
         assert_int_equal(x->api, y->api);
         assert_int_equal(x->blocks_before, y->blocks_before);
+        same_stack(f, l, x->stack_id);
         assert_int_equal(gl_fail_absorbed(f, i), gl_fail_absorbed(l, i));
     }
     size_t k = 0;
@@ -78,12 +107,14 @@ static void compare(const char *path)
         if (k >= l->nallocs)
             fail_msg("%s: allocation #%lld missing from the live-only load", path, (long long)f->allocs[i].seq);
         assert_memory_equal(&f->allocs[i], &l->allocs[k], sizeof f->allocs[i]);
+        same_stack(f, l, f->allocs[i].stack_id);
         k++;
     }
     assert_int_equal(k, l->nallocs);
     full_records += f->nallocs;
     live_records += l->nallocs;
     assert_true(l->nallocs <= f->nallocs);
+    assert_true(l->nstacks <= f->nstacks);
     assert_null(l->free_order);
     gl_run_free(f);
     gl_run_free(l);
@@ -111,8 +142,10 @@ static void test_golden_databases_agree(void **state)
     }
     closedir(d);
     assert_true(n >= 20); /* the golden set, not an empty folder */
-    printf("%d databases: %zu records in full, %zu live-only (%zu blocks waiting for completion)\n", n,
-           full_records, live_records, pending_blocks);
+    printf("%d databases: %zu records in full, %zu live-only (%zu blocks waiting for completion), %zu stacks "
+           "compared\n",
+           n, full_records, live_records, pending_blocks, stacks_compared);
+    assert_true(stacks_compared > 100);
     assert_true(live_records * 2 < full_records); /* freed records were given up (a block freed but
                                                      never completed: test_torch's pending_at_end) */
 }
