@@ -194,13 +194,23 @@ static void skip(struct gl_run *r, enum gl_skip k, int64_t seq)
 
 /* Where the allocation a free names sits in allocs[], or -1; -2 for one
  * freed already whose record a live-only load reused (so that a second free
- * is still counted as one). */
+ * is still counted as one). A full load: an array by seq when seqs are
+ * small (4 bytes an event), else a hash map. A live-only load: the hash map
+ * holds only what is live, and one bit per seq says "freed" (an eighth of
+ * a byte an event). */
 #define INDEX_FREED UINT32_MAX
+#define FREED_BITS_MAX (1LL << 35) /* 4 GiB of bits: past it, freed seqs stay in the map */
 struct seq_index {
     uint32_t *dense; /* seq -> position + 1 (INDEX_FREED: freed, reused), when seqs are small */
+    uint64_t *freed; /* live-only: bit seq set once that allocation was freed */
     int64_t max;
     struct gl_u64map map;
 };
+
+static int freed_bit(const struct seq_index *x, int64_t seq)
+{
+    return (int)((x->freed[(uint64_t)seq >> 6] >> ((uint64_t)seq & 63)) & 1);
+}
 
 static int index_put(struct seq_index *x, int64_t seq, size_t pos)
 {
@@ -217,7 +227,7 @@ static int64_t index_get(const struct seq_index *x, int64_t seq)
     if (x->dense && seq > 0 && seq <= x->max)
         return x->dense[seq] == INDEX_FREED ? -2 : x->dense[seq] ? (int64_t)x->dense[seq] - 1 : -1;
     if (!gl_u64map_get(&x->map, (uint64_t)seq, &pos))
-        return -1;
+        return x->freed && seq > 0 && seq <= x->max && freed_bit(x, seq) ? -2 : -1;
     return pos == UINT64_MAX ? -2 : (int64_t)pos;
 }
 
@@ -226,6 +236,11 @@ static int index_forget(struct seq_index *x, int64_t seq)
 {
     if (x->dense && seq > 0 && seq <= x->max) {
         x->dense[seq] = INDEX_FREED;
+        return 0;
+    }
+    if (x->freed && seq > 0 && seq <= x->max) {
+        x->freed[(uint64_t)seq >> 6] |= 1ULL << ((uint64_t)seq & 63);
+        gl_u64map_del(&x->map, (uint64_t)seq);
         return 0;
     }
     return gl_u64map_put(&x->map, (uint64_t)seq, UINT64_MAX);
@@ -320,7 +335,7 @@ static int scan_open(struct scan *s, struct gl_run *r, int live_only, char *err,
     char sql[64];
     snprintf(sql, sizeof sql, "SELECT max(seq) FROM %s", gl_rows_table(r->db));
     int64_t maxseq = gl_db_int(r->db, sql, 0);
-    if (gl_model_rows_open(&s->g, r->db) != SQLITE_OK) {
+    if (gl_model_rows_open(&s->g, r->db, r->no_stacks) != SQLITE_OK) {
         snprintf(err, errsz, "%s: cannot read events: %s", r->path, sqlite3_errmsg(r->db));
         return -1;
     }
@@ -329,7 +344,9 @@ static int scan_open(struct scan *s, struct gl_run *r, int live_only, char *err,
      * map when they are not small */
     s->index.max = maxseq;
     gl_u64map_init(&s->index.map);
-    if (maxseq > 0 && maxseq < (1LL << 26))
+    if (live_only && maxseq > 0 && maxseq < FREED_BITS_MAX)
+        s->index.freed = calloc((size_t)maxseq / 64 + 1, sizeof *s->index.freed);
+    else if (maxseq > 0 && maxseq < (1LL << 26))
         s->index.dense = calloc((size_t)maxseq + 1, sizeof *s->index.dense);
     gl_u64map_init(&s->last_ts.map);
     s->kmin = INT64_MAX;
@@ -345,6 +362,7 @@ static void scan_close(struct scan *s)
 {
     gl_model_rows_close(&s->g);
     free(s->index.dense);
+    free(s->index.freed);
     free(s->slots);
     gl_u64map_free(&s->index.map);
     gl_u64map_free(&s->last_ts.map);
@@ -783,6 +801,7 @@ struct gl_run *gl_run_load_with(const char *path, const struct gl_load *what, ch
     }
     snprintf(r->path, sizeof r->path, "%s", path);
     int live_only = what && (what->parts & GL_LOAD_LIVE_ONLY);
+    r->no_stacks = what && (what->parts & GL_LOAD_NO_STACKS);
     r->db = gl_db_open_read(path, err, errsz);
     if (!r->db || load_run_row(r, err, errsz) || load_events(r, live_only, err, errsz)) {
         if (r->db && !err[0])
@@ -795,7 +814,6 @@ struct gl_run *gl_run_load_with(const char *path, const struct gl_load *what, ch
         gl_run_free(r);
         return NULL;
     }
-    r->no_stacks = what && (what->parts & GL_LOAD_NO_STACKS);
     if (gl_run_link_blocks(r, err, errsz) || gl_run_load_tables(r, err, errsz) || gl_run_load_folded(r, err, errsz) ||
         gl_retention_load(r, err, errsz) || load_asked(r, what, err, errsz)) {
         gl_run_free(r);

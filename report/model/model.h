@@ -157,7 +157,9 @@ enum {
      * the stacks are those of what was kept (gl_run_load_live_stacks).
      * For `summary`, `gate` and `leaks` without --steps or --lifetime-ms. */
     GL_LOAD_LIVE_ONLY = 1u << 3,
-    GL_LOAD_NO_STACKS = 1u << 4, /* no frames or stacks (`summary`) */
+    /* no frames or stacks, and no allocation's stack or range read (0):
+     * `summary` */
+    GL_LOAD_NO_STACKS = 1u << 4,
 };
 /* An event look-up: the time of event #arg (GL_LOOKUP_EVENT), or the last
  * event stamped at or before arg ns after the run's first event, and its

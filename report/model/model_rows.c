@@ -73,14 +73,16 @@ static int load_contexts(struct gl_rows *g, sqlite3 *db)
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
-int gl_model_rows_open(struct gl_rows *g, sqlite3 *db)
+int gl_model_rows_open(struct gl_rows *g, sqlite3 *db, int lean)
 {
     memset(g, 0, sizeof *g);
     if (gl_rows_direct_ok(db) && !load_contexts(g, db)) {
         g->direct = 1;
         int rc = sqlite3_prepare_v2(db,
-                                    "SELECT seq, ts_ns, context, op, kind, device, addr, size, stack_id, ref_seq, aux,"
-                                    " range_seq FROM event_rows ORDER BY seq",
+                                    lean ? "SELECT seq, ts_ns, context, op, kind, device, addr, size, 0, ref_seq, aux,"
+                                           " 0 FROM event_rows ORDER BY seq"
+                                         : "SELECT seq, ts_ns, context, op, kind, device, addr, size, stack_id, ref_seq,"
+                                           " aux, range_seq FROM event_rows ORDER BY seq",
                                     -1, &g->st, NULL);
         if (rc != SQLITE_OK) { /* the caller closes nothing it could not open */
             free(g->ctx);
@@ -93,8 +95,10 @@ int gl_model_rows_open(struct gl_rows *g, sqlite3 *db)
     g->ctx = NULL;
     g->nctx = 0;
     return sqlite3_prepare_v2(db,
-                              "SELECT seq, ts_ns, tid, op, api, kind, device, stream, pool, addr, size, result,"
-                              " stack_id, ref_seq, aux, range_seq FROM event_log ORDER BY seq",
+                              lean ? "SELECT seq, ts_ns, tid, op, api, kind, device, stream, pool, addr, size, result,"
+                                     " 0, ref_seq, aux, 0 FROM event_log ORDER BY seq"
+                                   : "SELECT seq, ts_ns, tid, op, api, kind, device, stream, pool, addr, size, result,"
+                                     " stack_id, ref_seq, aux, range_seq FROM event_log ORDER BY seq",
                               -1, &g->st, NULL);
 }
 

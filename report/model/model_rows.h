@@ -43,8 +43,10 @@ int gl_rows_direct_ok(sqlite3 *db);
 /* The table holding seq and ts_ns of every row: "event_rows" where
  * gl_rows_direct_ok, else "event_log". */
 const char *gl_rows_table(sqlite3 *db);
-/* Start the scan: SQLITE_OK, or an SQLite error code (sqlite3_errmsg says). */
-int gl_model_rows_open(struct gl_rows *g, sqlite3 *db);
+/* Start the scan: SQLITE_OK, or an SQLite error code (sqlite3_errmsg says).
+ * lean: stack_id and range_seq read as 0, never decoded (a load that
+ * keeps no stacks: a fifth less of SQLite's time). */
+int gl_model_rows_open(struct gl_rows *g, sqlite3 *db, int lean);
 /* Read ahead in a thread when the scan is expected to hold at least
  * GL_ROWS_AHEAD_MIN rows (and SQLite is built for threads): 0, or -1 when
  * it reads in the caller's thread (no thread could be started). */

@@ -74,7 +74,7 @@ static struct rows read_all(sqlite3 *db, int ahead, size_t stop_at)
     assert_non_null(o.v);
     assert_non_null(o.ref_null);
     struct gl_rows g;
-    assert_int_equal(gl_model_rows_open(&g, db), SQLITE_OK);
+    assert_int_equal(gl_model_rows_open(&g, db, 0), SQLITE_OK);
     if (ahead) {
         assert_int_equal(gl_rows_read_ahead(&g, GL_ROWS_AHEAD_MIN), 0);
         assert_non_null(g.ahead);
@@ -167,7 +167,7 @@ static void test_small_scan_here(void **state)
     sqlite3 *db = gl_db_open_read(path, err, sizeof err);
     assert_non_null(db);
     struct gl_rows g;
-    assert_int_equal(gl_model_rows_open(&g, db), SQLITE_OK);
+    assert_int_equal(gl_model_rows_open(&g, db, 0), SQLITE_OK);
     assert_int_equal(gl_rows_read_ahead(&g, GL_ROWS_AHEAD_MIN - 1), -1);
     assert_null(g.ahead);
     assert_int_equal(gl_rows_next(&g), SQLITE_ROW);
