@@ -699,6 +699,8 @@ static int load_events(struct gl_run *r, int live_only, char *err, size_t errsz)
     while ((rc = gl_rows_next(&s.g)) == SQLITE_ROW) {
         enum gl_skip why;
         row_read(&s.g, &w);
+        if (s.g.v[GL_COL_KIND] == GL_KIND_HEAP || s.g.v[GL_COL_KIND] == GL_KIND_REGION)
+            r->heap_rows++; /* gl_heaps_read reads them */
         if (w.seq <= s.prev_seq && s.prev_seq != INT64_MIN) /* repeated: frees are sorted instead */
             drop_free_order(r);
         s.prev_seq = w.seq;

@@ -240,6 +240,7 @@ struct gl_run {
     size_t nlookups;
     unsigned loaded;          /* GL_LOAD_* parts read */
     int live_only;            /* GL_LOAD_LIVE_ONLY: allocs[] holds the allocations live at the end */
+    int64_t heap_rows;        /* rows of kind heap or region the scan saw, skipped or not */
     int no_stacks;            /* GL_LOAD_NO_STACKS: stacks[] and frames[] empty */
     struct gl_heaps *heaps;   /* GL_LOAD_HEAPS (model_heaps.h) */
     char heaps_err[1200];     /* ... or why they could not be read */

@@ -53,6 +53,8 @@ static void load_names(struct gl_run *r, struct gl_heaps *h, struct gl_u64map *h
 int gl_heaps_read(struct gl_run *r, struct gl_heaps *h, char *err, size_t errsz)
 {
     memset(h, 0, sizeof *h);
+    if (!r->heap_rows) /* the load's scan saw no heap or region row: no second scan for none */
+        return 0;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(r->db,
                            "SELECT seq, ts_ns, op, kind, addr, size, aux, stack_id, ref_seq, api FROM event_log"
