@@ -5,12 +5,13 @@
  * buffer per step — then times `gpuledger report`, `leaks --steps` and
  * `holes` on it and prints a Markdown table with the size per event.
  *
- *   bench_gen_db [--events N] [--stacks S] [--out FILE] [--keep] [--write-only]
+ *   bench_gen_db [--events N] [--stacks S] [--out FILE] [--keep] [--write-only] [--pack]
  *
  * --stacks S: the tensors' call paths, taken in turn (default 300): a large S
  * measures what the readers pay per distinct stack.
  * --write-only: only write the database (kept), no timings: for tests that
- * need a big run. */
+ * need a big run.
+ * --pack: a packed recording (schema 6, store/pack.h), as GPULEDGER_PACK=1. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +37,7 @@ int main(int argc, char **argv)
 {
     long target = 10000000, stacks = 300;
     const char *out = "/tmp/gl-bench-10m.db";
-    int keep = 0, write_only = 0;
+    int keep = 0, write_only = 0, pack = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--events") && i + 1 < argc)
             target = atol(argv[++i]);
@@ -48,8 +49,10 @@ int main(int argc, char **argv)
             keep = 1;
         else if (!strcmp(argv[i], "--write-only"))
             write_only = keep = 1;
+        else if (!strcmp(argv[i], "--pack"))
+            pack = 1;
         else {
-            printf("usage: %s [--events N] [--stacks S] [--out FILE] [--keep] [--write-only]\n", argv[0]);
+            printf("usage: %s [--events N] [--stacks S] [--out FILE] [--keep] [--write-only] [--pack]\n", argv[0]);
             return strcmp(argv[i], "--help") ? 2 : 0;
         }
     }
@@ -61,6 +64,10 @@ int main(int argc, char **argv)
     struct gl_store *s = gl_store_open(out, &info, 0, err, sizeof err);
     if (!s) {
         fprintf(stderr, "%s\n", err);
+        return 2;
+    }
+    if (pack && gl_store_set_packed(s)) {
+        fprintf(stderr, "%s\n", gl_store_error(s));
         return 2;
     }
     struct gl_run_counters c = {0, 0};

@@ -5,6 +5,7 @@
  * when it is behind.
  *
  *   bench_writer [--events N] [--depth D] [--paths-bits B] [--mix malloc|torch] [--rounds R] [--keep FILE]
+ *                [--layout rows|packed|both]
  *
  * --mix malloc: cudaMallocAsync/cudaFreeAsync pairs, every allocation with a
  * stack of D frames taken from 2^B distinct call paths (B = 0: one path);
@@ -15,7 +16,10 @@
  * Each round writes a new database; prints, per round, ns of writer CPU
  * per event (thread CPU time, gl_store_add + commits; the finish, its index
  * included, apart) and the database's bytes per event after it is closed,
- * then the medians. */
+ * then the medians. --layout: one SQLite row per event (rows, the default),
+ * packs of rows (packed: GPULEDGER_PACK=1, store/pack.h), or both in
+ * alternating rounds, with the medians of each and of the paired rounds'
+ * ratios. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,7 +144,8 @@ static long produce_torch(struct gl_store *s, long n)
     return made;
 }
 
-static int one_round(long n, int torch, const char *path, double *ns_ev, double *bytes_ev, double *finish_ms)
+static int one_round(long n, int torch, int packed, const char *path, double *ns_ev, double *bytes_ev,
+                     double *finish_ms)
 {
     unlink(path);
     struct gl_run_info info = {.pid = 1, .ppid = 1, .hostname = "bench", .rank = "0", .cmdline = "bench_writer",
@@ -149,6 +154,10 @@ static int one_round(long n, int torch, const char *path, double *ns_ev, double 
     struct gl_store *s = gl_store_open(path, &info, 0, err, sizeof err);
     if (!s) {
         fprintf(stderr, "bench_writer: %s\n", err);
+        return -1;
+    }
+    if (packed && gl_store_set_packed(s)) {
+        fprintf(stderr, "bench_writer: %s\n", gl_store_error(s));
         return -1;
     }
     struct gl_run_counters c = {0, 0};
@@ -181,7 +190,7 @@ static int one_round(long n, int torch, const char *path, double *ns_ev, double 
 int main(int argc, char **argv)
 {
     long events = 1000000;
-    int rounds = 5, torch = 0;
+    int rounds = 5, torch = 0, layout = 0; /* 0 rows, 1 packed, 2 both */
     const char *keep = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--events") && i + 1 < argc)
@@ -196,10 +205,13 @@ int main(int argc, char **argv)
             torch = !strcmp(argv[++i], "torch");
         else if (!strcmp(argv[i], "--keep") && i + 1 < argc)
             keep = argv[++i];
+        else if (!strcmp(argv[i], "--layout") && i + 1 < argc &&
+                 (!strcmp(argv[i + 1], "rows") || !strcmp(argv[i + 1], "packed") || !strcmp(argv[i + 1], "both")))
+            layout = !strcmp(argv[++i], "rows") ? 0 : !strcmp(argv[i], "packed") ? 1 : 2;
         else {
             fprintf(stderr,
                     "usage: %s [--events N] [--depth D (1..256)] [--paths-bits B (0..%u)] [--mix malloc|torch] "
-                    "[--rounds R (1..63)] [--keep FILE]\n",
+                    "[--rounds R (1..63)] [--keep FILE] [--layout rows|packed|both]\n",
                     argv[0], depth < 24 ? depth : 24);
             return 2;
         }
@@ -214,19 +226,34 @@ int main(int argc, char **argv)
         close(fd);
     }
     const char *db = keep ? keep : path;
-    double ns[64], bytes[64], fin[64];
+    double ns[2][64], bytes[2][64], fin[2][64], ratio[2][64];
+    int nl = layout == 2 ? 2 : 1;
     for (int r = 0; r < rounds; r++) {
-        if (one_round(events, torch, db, &ns[r], &bytes[r], &fin[r]))
-            return 1;
-        printf("round %d: %.0f ns of writer CPU per event, %.1f bytes per event, finish %.0f ms\n", r + 1, ns[r],
-               bytes[r], fin[r]);
-        fflush(stdout);
+        for (int l = 0; l < nl; l++) {
+            int packed = layout == 2 ? (r + l) % 2 : layout; /* alternate which goes first */
+            if (one_round(events, torch, packed, db, &ns[packed][r], &bytes[packed][r], &fin[packed][r]))
+                return 1;
+            printf("round %d, %s: %.0f ns of writer CPU per event, %.1f bytes per event, finish %.0f ms\n", r + 1,
+                   packed ? "packed" : "rows", ns[packed][r], bytes[packed][r], fin[packed][r]);
+            fflush(stdout);
+        }
+        if (nl == 2) {
+            ratio[0][r] = ns[0][r] / ns[1][r];
+            ratio[1][r] = bytes[0][r] / bytes[1][r];
+        }
     }
-    double mns = bench_median(ns, rounds);
-    printf("median: %.0f ns of writer CPU per event (%.2f M events/s on one core), %.1f bytes per event, "
-           "finish %.0f ms (mix %s, %ld events, depth %u, %u call paths)\n",
-           mns, 1e3 / mns, bench_median(bytes, rounds), bench_median(fin, rounds),
-           torch ? "torch" : "malloc", events, depth, 1u << bits);
+    for (int packed = 0; packed < 2; packed++) {
+        if (nl == 1 && packed != layout)
+            continue;
+        double mns = bench_median(ns[packed], rounds);
+        printf("median, %s: %.0f ns of writer CPU per event (%.2f M events/s on one core), %.1f bytes per event, "
+               "finish %.0f ms (mix %s, %ld events, depth %u, %u call paths)\n",
+               packed ? "packed" : "rows", mns, 1e3 / mns, bench_median(bytes[packed], rounds),
+               bench_median(fin[packed], rounds), torch ? "torch" : "malloc", events, depth, 1u << bits);
+    }
+    if (nl == 2)
+        printf("rows / packed, median of the paired rounds: %.2fx the writer CPU, %.2fx the bytes\n",
+               bench_median(ratio[0], rounds), bench_median(ratio[1], rounds));
     if (!keep) {
         unlink(db);
     }

@@ -39,6 +39,7 @@ struct gl_config {
     int nvml;              /* GPULEDGER_NVML: the process's own figure from NVML (usage.c) */
     const char *nvml_lib;  /* GPULEDGER_NVML_LIB: the libnvidia-ml to load */
     unsigned long long budget; /* GPULEDGER_BUDGET: the database's size limit in bytes (0: none; docs/bounded-recording.md) */
+    int pack;              /* GPULEDGER_PACK: a packed recording (schema 6, store/pack.h) */
     const char *manifest;  /* GPULEDGER_MANIFEST: "@name", the launcher's socket (launcher_link.h) */
     int preloaded;         /* not a variable: loaded through LD_PRELOAD (our symbol hooks are live) */
 };

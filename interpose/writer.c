@@ -117,6 +117,10 @@ static struct gl_store *open_store(void)
     gl_store_set_python(s, gl_py_describe);
     if (gl_store_set_budget(s, gl_st.cfg.budget) != 0) /* recorded in full then: said, never fatal */
         gl_warn("GPULEDGER_BUDGET: %s; recording without a budget", gl_store_error(s));
+    if (gl_st.cfg.pack && gl_st.cfg.budget)
+        gl_warn("GPULEDGER_PACK: a budgeted recording keeps its rows unpacked (its steps are folded instead)");
+    else if (gl_st.cfg.pack && gl_store_set_packed(s) != 0)
+        gl_warn("GPULEDGER_PACK: %s; recording unpacked", gl_store_error(s));
     gl_py_meta(put_meta, s);
     snprintf(gl_st.db_path, sizeof gl_st.db_path, "%s", abspath);
     gl_link_tell(gl_st.cfg.manifest, GL_LINK_DB, abspath);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "packvtab.h"
 #include "schema.h"
 
 int64_t gl_db_int(sqlite3 *db, const char *sql, int64_t dflt)
@@ -103,6 +104,7 @@ sqlite3 *gl_db_open_read(const char *path, char *err, size_t errsz)
         return NULL;
     }
     sqlite3_busy_timeout(db, 2000);
+    gl_packvtab_register(db); /* the packs of schema 6 as rows */
     sqlite3_stmt *st = NULL;
     rc = sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &st, NULL);
     if (rc != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {

@@ -28,6 +28,8 @@ int gl_rows_open(struct gl_rows *r, struct gl_wdb *w)
 
 int gl_rows_hold(struct gl_rows *r)
 {
+    if (r->pack)
+        return gl_wdb_fail(r->w, "a budget: the rows are packed already");
     if (gl_rows_flush(r))
         return -1;
     sqlite3_stmt **const sts[] = {&r->ins_batch, &r->ins_one};
@@ -46,6 +48,41 @@ int gl_rows_hold(struct gl_rows *r)
            gl_wdb_prepare(r->w, &r->ins_one, "INSERT INTO event_rows(" COLUMNS_SEQ ") VALUES" VALUES_SEQ);
 }
 
+int gl_rows_pack(struct gl_rows *r)
+{
+    if (r->count || r->held)
+        return gl_wdb_fail(r->w, "packing rows: rows were written already, or are held for a budget");
+    r->pack = malloc(sizeof *r->pack);
+    if (!r->pack)
+        return gl_wdb_fail(r->w, "packing rows: out of memory");
+    gl_pack_enc_reset(r->pack);
+    return gl_wdb_prepare(r->w, &r->ins_pack,
+                          "INSERT INTO event_packs(seq_lo, seq_hi, n, ts_min, ts_max, ops, kinds, data)"
+                          " VALUES(?,?,?,?,?,?,?,?)");
+}
+
+int gl_rows_pack_flush(struct gl_rows *r)
+{
+    struct gl_pack_enc *e = r->pack;
+    if (!e || !e->info.n)
+        return 0;
+    sqlite3_stmt *st = r->ins_pack;
+    const struct gl_pack_info *in = &e->info;
+    sqlite3_bind_int64(st, 1, in->seq_lo);
+    sqlite3_bind_int64(st, 2, in->seq_hi);
+    sqlite3_bind_int(st, 3, in->n);
+    sqlite3_bind_int64(st, 4, in->ts_min);
+    sqlite3_bind_int64(st, 5, in->ts_max);
+    sqlite3_bind_int64(st, 6, (int64_t)in->ops);
+    sqlite3_bind_int64(st, 7, (int64_t)in->kinds);
+    sqlite3_bind_blob(st, 8, e->buf, (int)e->len, SQLITE_STATIC);
+    int rc = gl_wdb_step(r->w, st, "writing a pack of events");
+    sqlite3_bind_null(st, 8);
+    r->packs++;
+    gl_pack_enc_reset(e);
+    return rc;
+}
+
 int gl_rows_held_grow(struct gl_rows *r)
 {
     size_t nc = r->held_cap * 2;
@@ -59,6 +96,8 @@ int gl_rows_held_grow(struct gl_rows *r)
 
 int gl_rows_put(struct gl_rows *r, const struct gl_row *row)
 {
+    if (r->pack)
+        return gl_pack_enc_add(r->pack, row) ? gl_rows_pack_flush(r) : 0;
     r->batch[r->n++] = *row;
     return r->n == GL_ROW_BATCH ? gl_rows_flush(r) : 0;
 }
@@ -97,6 +136,8 @@ static void bind_batch_row(struct gl_rows *r, int i)
 int gl_rows_flush(struct gl_rows *r)
 {
     int rc = 0;
+    if (r->pack)
+        return gl_rows_pack_flush(r);
     if (r->n == 0)
         return 0;
     int64_t last = r->batch[r->n - 1].v[0];
@@ -120,9 +161,11 @@ int gl_rows_flush(struct gl_rows *r)
 
 void gl_rows_close(struct gl_rows *r)
 {
-    sqlite3_stmt **const sts[] = {&r->ins_batch, &r->ins_one};
-    gl_wdb_finalize(sts, 2);
+    sqlite3_stmt **const sts[] = {&r->ins_batch, &r->ins_one, &r->ins_pack};
+    gl_wdb_finalize(sts, 3);
     gl_contexts_close(&r->contexts);
     free(r->held);
     r->held = NULL;
+    free(r->pack);
+    r->pack = NULL;
 }

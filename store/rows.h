@@ -11,16 +11,10 @@
 
 #include "contexts.h"
 #include "gl_event.h"
+#include "pack.h"
 #include "wdb.h"
 
-#define GL_ROW_COLS 12
 #define GL_ROW_BATCH 64
-
-/* One row as collected: v[0] seq ... v[11] range_seq (gl_rows_add). */
-struct gl_row {
-    int64_t v[GL_ROW_COLS];
-    uint16_t null; /* bit c: column c is NULL */
-};
 
 struct gl_rows {
     struct gl_wdb *w;
@@ -41,11 +35,21 @@ struct gl_rows {
      * repeat at the same place batch after batch */
     int64_t bound_v[GL_ROW_BATCH * GL_ROW_COLS];
     uint8_t bound[GL_ROW_BATCH * GL_ROW_COLS]; /* 0: unknown, 1: NULL, 2: bound_v */
+    /* a packed recording (gl_rows_pack): rows go into packs, a pack is
+     * one row of event_packs */
+    struct gl_pack_enc *pack;
+    sqlite3_stmt *ins_pack;
+    uint64_t packs;
 };
 
 int gl_rows_open(struct gl_rows *r, struct gl_wdb *w);
 /* From now on hold rows for the fold and write seq explicitly. 0 or -1. */
 int gl_rows_hold(struct gl_rows *r);
+/* From now on write rows into packs (schema 6: gl_schema_pack made the
+ * tables); before any row, never with gl_rows_hold. 0 or -1. */
+int gl_rows_pack(struct gl_rows *r);
+/* Write the pack being filled (its rows so far). 0 or -1. */
+int gl_rows_pack_flush(struct gl_rows *r);
 /* Write one row (held, or as it comes); 0 or -1. */
 int gl_rows_put(struct gl_rows *r, const struct gl_row *row);
 /* Room for one more held row (-1: out of memory). */
@@ -73,7 +77,7 @@ static inline int gl_rows_add(struct gl_rows *r, const struct gl_event *ev, int 
         return -1;
     }
     uint64_t seq = r->next_seq++;
-    struct gl_row *out = r->held ? &r->held[r->nheld] : &r->batch[r->n];
+    struct gl_row *out = r->held ? &r->held[r->nheld] : &r->batch[r->pack ? 0 : r->n];
     int64_t *v = out->v;
     v[0] = (int64_t)seq;
     v[1] = (int64_t)ev->ts_ns;
@@ -96,6 +100,8 @@ static inline int gl_rows_add(struct gl_rows *r, const struct gl_event *ev, int 
         r->nheld++;
         return 0;
     }
+    if (r->pack)
+        return gl_pack_enc_add(r->pack, out) ? gl_rows_pack_flush(r) : 0;
     r->n++;
     return r->n == GL_ROW_BATCH ? gl_rows_flush(r) : 0;
 }

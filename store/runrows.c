@@ -39,7 +39,7 @@ int gl_runrows_open(struct gl_runrows *rr, struct gl_wdb *w, const struct gl_run
     sqlite3_bind_int64(st, 7, (sqlite3_int64)info->start_unix_ns);
     sqlite3_bind_int64(st, 8, info->stack_depth);
     sqlite3_bind_text(st, 9, info->version, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(st, 10, GL_SCHEMA_VERSION);
+    sqlite3_bind_int(st, 10, GL_SCHEMA_VERSION_UNPACKED); /* gl_store_set_packed: 6 */
     int rc = gl_wdb_step(w, st, "writing the run row");
     sqlite3_finalize(st);
     return rc;

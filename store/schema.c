@@ -225,7 +225,20 @@ static int set_layer(sqlite3 *db, int id, const char *layer)
 
 int gl_schema_ref_index(sqlite3 *db)
 {
-    return sqlite3_exec(db, "CREATE INDEX IF NOT EXISTS event_log_ref ON event_rows(ref_seq) WHERE ref_seq IS NOT NULL",
+    /* schema 6: the table under the view (its packs are indexed by
+     * gl_packed_events when asked) */
+    sqlite3_stmt *st;
+    int packed = 0;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'event_rows_table'", -1,
+                           &st, NULL) == SQLITE_OK) {
+        packed = sqlite3_step(st) == SQLITE_ROW;
+        sqlite3_finalize(st);
+    }
+    return sqlite3_exec(db,
+                        packed ? "CREATE INDEX IF NOT EXISTS event_log_ref ON event_rows_table(ref_seq)"
+                                 " WHERE ref_seq IS NOT NULL"
+                               : "CREATE INDEX IF NOT EXISTS event_log_ref ON event_rows(ref_seq)"
+                                 " WHERE ref_seq IS NOT NULL",
                         NULL, NULL, NULL);
 }
 
@@ -261,6 +274,40 @@ int gl_schema_create(sqlite3 *db, char **err)
 #undef GL_X
     char sql[96];
     snprintf(sql, sizeof sql, "PRAGMA application_id=%d; PRAGMA user_version=%d;", GL_APPLICATION_ID,
-             GL_SCHEMA_VERSION);
+             GL_SCHEMA_VERSION_UNPACKED);
     return sqlite3_exec(db, sql, NULL, NULL, err);
+}
+
+int gl_schema_pack(sqlite3 *db, char **err)
+{
+    char sql[96];
+    snprintf(sql, sizeof sql, "PRAGMA user_version=%d;", GL_SCHEMA_VERSION);
+    /* legacy: the views keep naming event_rows, which becomes the view */
+    int rc = sqlite3_exec(db,
+                          "PRAGMA legacy_alter_table=ON;"
+                          "ALTER TABLE event_rows RENAME TO event_rows_table;"
+                          "PRAGMA legacy_alter_table=OFF;"
+                          "CREATE TABLE event_packs(seq_lo INTEGER PRIMARY KEY, seq_hi INTEGER NOT NULL,"
+                          " n INTEGER NOT NULL, ts_min INTEGER NOT NULL, ts_max INTEGER NOT NULL,"
+                          " ops INTEGER NOT NULL, kinds INTEGER NOT NULL, data BLOB NOT NULL);" GL_EVENT_ROWS_VIEW ";"
+                          "CREATE TRIGGER event_rows_insert INSTEAD OF INSERT ON event_rows BEGIN"
+                          " INSERT INTO event_rows_table(seq, ts_ns, context, op, kind, device, addr, size, stack_id,"
+                          " ref_seq, aux, range_seq) VALUES(NEW.seq, NEW.ts_ns, NEW.context, NEW.op, NEW.kind,"
+                          " NEW.device, NEW.addr, NEW.size, NEW.stack_id, NEW.ref_seq, NEW.aux, NEW.range_seq);"
+                          " END;"
+                          "CREATE TRIGGER event_rows_update INSTEAD OF UPDATE ON event_rows BEGIN"
+                          " SELECT RAISE(ABORT, 'the rows of a packed recording cannot be changed')"
+                          " WHERE OLD.seq NOT IN (SELECT seq FROM event_rows_table);"
+                          " UPDATE event_rows_table SET seq = NEW.seq, ts_ns = NEW.ts_ns, context = NEW.context,"
+                          " op = NEW.op, kind = NEW.kind, device = NEW.device, addr = NEW.addr, size = NEW.size,"
+                          " stack_id = NEW.stack_id, ref_seq = NEW.ref_seq, aux = NEW.aux, range_seq = NEW.range_seq"
+                          " WHERE seq = OLD.seq;"
+                          " END;"
+                          "CREATE TRIGGER event_rows_delete INSTEAD OF DELETE ON event_rows BEGIN"
+                          " SELECT RAISE(ABORT, 'the rows of a packed recording cannot be deleted')"
+                          " WHERE OLD.seq NOT IN (SELECT seq FROM event_rows_table);"
+                          " DELETE FROM event_rows_table WHERE seq = OLD.seq;"
+                          " END;",
+                          NULL, NULL, err);
+    return rc != SQLITE_OK ? rc : sqlite3_exec(db, sql, NULL, NULL, err);
 }

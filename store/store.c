@@ -17,6 +17,7 @@
 #include "blocks.h"
 #include "fold.h"
 #include "ledger.h"
+#include "packvtab.h"
 #include "retention.h"
 #include "rows.h"
 #include "runrows.h"
@@ -83,6 +84,7 @@ struct gl_store *gl_store_open(const char *path, const struct gl_run_info *info,
         return NULL;
     }
     char *msg = NULL;
+    gl_packvtab_register(s->w.db); /* a packed recording's rows, for its own questions (answers.c) */
     if (gl_wdb_exec(&s->w, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; PRAGMA temp_store=MEMORY;"
                            "PRAGMA cache_size=-16000;") ||
         gl_wdb_exec(&s->w, "BEGIN") || gl_schema_create(s->w.db, &msg) != SQLITE_OK) {
@@ -249,6 +251,23 @@ int gl_store_set_budget(struct gl_store *s, unsigned long long bytes)
         return -1;
     s->budgeted = 1;
     return 0;
+}
+
+int gl_store_set_packed(struct gl_store *s)
+{
+    if (s->budgeted)
+        return gl_wdb_fail(&s->w, "packing rows: a budgeted recording is not packed");
+    char *msg = NULL;
+    if (begin(s))
+        return -1;
+    if (gl_schema_pack(s->w.db, &msg) != SQLITE_OK) {
+        snprintf(s->w.err, sizeof s->w.err, "packing rows: %s", msg ? msg : "out of memory");
+        sqlite3_free(msg);
+        return -1;
+    }
+    char sql[64];
+    snprintf(sql, sizeof sql, "UPDATE run SET schema_version = %d", GL_SCHEMA_VERSION);
+    return gl_wdb_exec(&s->w, sql) || gl_rows_pack(&s->rows) || gl_runrows_meta(&s->run, "packed", "1");
 }
 
 /* Every peak the store keeps, each on its own (fold.h's GL_FOLD_PEAKS),

@@ -38,6 +38,11 @@ struct gl_store *gl_store_open(const char *path, const struct gl_run_info *info,
  * under `bytes` (0: no limit). Before the first event; 0 or -1. */
 int gl_store_set_budget(struct gl_store *s, unsigned long long bytes);
 
+/* A packed recording (schema 6; pack.h, docs/schema.md): the rows of
+ * events go many to an SQLite row. Before the first event, never with a
+ * budget; 0 or -1. */
+int gl_store_set_packed(struct gl_store *s);
+
 /* Stack entries with GL_PYFRAME_BIT set are Python frames
  * (interpose/pyframes.h): describe gives their file, function and line. */
 typedef int (*gl_py_describe_fn)(uint64_t ip, const char **file, const char **func, int *line);

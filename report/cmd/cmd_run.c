@@ -201,6 +201,9 @@ static int run_option(int c, const char *arg, int *quiet)
         setenv("GPULEDGER_BUDGET", arg, 1);
         return -1;
     }
+    case 'K':
+        setenv("GPULEDGER_PACK", "1", 1);
+        return -1;
     case 'T':
         return gl_run_set_torch_mode(arg) ? 2 : -1;
     case 'P':
@@ -232,7 +235,7 @@ static int parse_options(int argc, char **argv, int *quiet)
         {"no-cupti", no_argument, NULL, 'C'},     {"torch", required_argument, NULL, 'T'},
         {"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
         {"python", required_argument, NULL, 'P'}, {"budget", required_argument, NULL, 'B'},
-        {NULL, 0, NULL, 0},
+        {"pack", no_argument, NULL, 'K'},         {NULL, 0, NULL, 0},
     };
     int c, rc;
     optind = 1;

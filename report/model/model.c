@@ -135,24 +135,6 @@ static void time_bounds(const struct gl_run *r, int64_t *lo, int64_t *hi)
     *hi = r->has_end && end < far ? end : far;
 }
 
-/* The time of the first (ASC) or last (DESC) row by seq within [lo, hi]. */
-static int64_t first_time(sqlite3 *db, const char *order, int64_t lo, int64_t hi)
-{
-    char sql[128];
-    sqlite3_stmt *st;
-    int64_t t = 0;
-    snprintf(sql, sizeof sql, "SELECT ts_ns FROM %s WHERE ts_ns BETWEEN ? AND ? ORDER BY seq %s LIMIT 1",
-             gl_rows_table(db), order);
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, lo);
-        sqlite3_bind_int64(st, 2, hi);
-        if (sqlite3_step(st) == SQLITE_ROW)
-            t = sqlite3_column_int64(st, 0);
-    }
-    sqlite3_finalize(st);
-    return t;
-}
-
 /* Each thread's last kept time: the current thread's in hand (rows come in
  * runs of one thread), the others in a map. */
 struct thread_times {
@@ -327,14 +309,12 @@ static int scan_open(struct scan *s, struct gl_run *r, int live_only, char *err,
     time_bounds(r, &s->lo, &s->hi);
     /* the timeline's buckets span the first and the last time that can be
      * kept (in seq order; a time outside falls in the first or last) */
-    s->t0 = first_time(r->db, "ASC", s->lo, s->hi);
-    s->t1 = first_time(r->db, "DESC", s->lo, s->hi);
+    s->t0 = gl_rows_first_time(r->db, 0, s->lo, s->hi);
+    s->t1 = gl_rows_first_time(r->db, 1, s->lo, s->hi);
     if (s->t1 < s->t0)
         s->t1 = s->t0;
     s->span = s->t1 - s->t0 + 1;
-    char sql[64];
-    snprintf(sql, sizeof sql, "SELECT max(seq) FROM %s", gl_rows_table(r->db));
-    int64_t maxseq = gl_db_int(r->db, sql, 0);
+    int64_t maxseq = gl_rows_max_seq(r->db);
     if (gl_model_rows_open(&s->g, r->db, r->no_stacks) != SQLITE_OK) {
         snprintf(err, errsz, "%s: cannot read events: %s", r->path, sqlite3_errmsg(r->db));
         return -1;

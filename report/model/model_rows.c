@@ -2,10 +2,21 @@
 #include "model_rows.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pack.h"
+#include "reader.h"
 #include "schema.h"
+
+/* schema 6: the pack being read, and where the table's rows stand */
+struct gl_pack_rows {
+    struct gl_row rows[GL_PACK_ROWS];
+    int n, at;
+    int plain_have, plain_done, packs_done;
+    int lean;
+};
 
 struct gl_ctx_row {
     int64_t tid, api, stream, pool, result;
@@ -16,27 +27,128 @@ struct gl_ctx_row {
 #define CTX_SPARSE 4
 #define CTX_SLACK 1024
 
-int gl_rows_direct_ok(sqlite3 *db)
+/* The text of a view as sqlite_master keeps it is text (schema.h). */
+static int view_is(sqlite3 *db, const char *name, const char *text)
 {
     sqlite3_stmt *st;
     int ok = 0;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT (SELECT sql FROM sqlite_master WHERE type = 'view' AND name = 'event_log'),"
-                           " (SELECT count(*) FROM sqlite_master WHERE type = 'table'"
-                           " AND name IN ('event_rows', 'event_contexts'))",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_master WHERE type = 'view' AND name = ?", -1, &st, NULL) !=
+        SQLITE_OK)
         return 0;
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 1) == 2) {
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) {
         const unsigned char *sql = sqlite3_column_text(st, 0);
-        ok = sql && !strcmp((const char *)sql, GL_EVENT_LOG_VIEW);
+        ok = sql && !strcmp((const char *)sql, text);
     }
     sqlite3_finalize(st);
     return ok;
 }
 
-const char *gl_rows_table(sqlite3 *db)
+static int64_t tables_named(sqlite3 *db, const char *names)
 {
-    return gl_rows_direct_ok(db) ? "event_rows" : "event_log";
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN (%s)", names);
+    sqlite3_stmt *st;
+    int64_t n = 0;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+int gl_rows_direct_ok(sqlite3 *db)
+{
+    if (!view_is(db, "event_log", GL_EVENT_LOG_VIEW))
+        return 0;
+    if (tables_named(db, "'event_rows', 'event_contexts'") == 2)
+        return 1;
+    return view_is(db, "event_rows", GL_EVENT_ROWS_VIEW) &&
+                   tables_named(db, "'event_rows_table', 'event_contexts', 'event_packs'") == 3
+               ? 2
+               : 0;
+}
+
+int64_t gl_rows_max_seq(sqlite3 *db)
+{
+    switch (gl_rows_direct_ok(db)) {
+    case 1:
+        return gl_db_int(db, "SELECT max(seq) FROM event_rows", 0);
+    case 2:
+        return gl_db_int(db,
+                         "SELECT max(coalesce((SELECT max(seq) FROM event_rows_table), 0),"
+                         " coalesce((SELECT seq_hi FROM event_packs ORDER BY seq_lo DESC LIMIT 1), 0))",
+                         0);
+    default:
+        return gl_db_int(db, "SELECT max(seq) FROM event_log", 0);
+    }
+}
+
+/* ts_ns of the first (last) row by seq within [lo, hi] in a statement's
+ * rows (seq, ts_ns); *seq_out its seq. 0: found. */
+static int first_in(sqlite3_stmt *st, int64_t lo, int64_t hi, int64_t *seq_out, int64_t *ts_out)
+{
+    sqlite3_bind_int64(st, 1, lo);
+    sqlite3_bind_int64(st, 2, hi);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    if (found) {
+        *seq_out = sqlite3_column_int64(st, 0);
+        *ts_out = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    return found ? 0 : -1;
+}
+
+/* The same in the packs, read from the first (desc: the last) on; pack
+ * whose time range misses [lo, hi] skipped. */
+static int first_in_packs(sqlite3 *db, int desc, int64_t lo, int64_t hi, int64_t *seq_out, int64_t *ts_out)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           desc ? "SELECT n, data FROM event_packs WHERE ts_max >= ?1 AND ts_min <= ?2"
+                                  " ORDER BY seq_lo DESC"
+                                : "SELECT n, data FROM event_packs WHERE ts_max >= ?1 AND ts_min <= ?2"
+                                  " ORDER BY seq_lo",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, lo);
+    sqlite3_bind_int64(st, 2, hi);
+    int found = 0;
+    while (!found && sqlite3_step(st) == SQLITE_ROW) {
+        struct gl_pack_dec d;
+        struct gl_row row;
+        gl_pack_dec_init(&d, sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
+                         sqlite3_column_int(st, 0));
+        while (gl_pack_dec_next(&d, &row) == 1) {
+            if (row.v[1] < lo || row.v[1] > hi)
+                continue;
+            if (!found || desc) {
+                *seq_out = row.v[0];
+                *ts_out = row.v[1];
+            }
+            found = 1;
+            if (!desc)
+                break;
+        }
+    }
+    sqlite3_finalize(st);
+    return found ? 0 : -1;
+}
+
+int64_t gl_rows_first_time(sqlite3 *db, int desc, int64_t lo, int64_t hi)
+{
+    int direct = gl_rows_direct_ok(db);
+    char sql[160];
+    snprintf(sql, sizeof sql, "SELECT seq, ts_ns FROM %s WHERE ts_ns BETWEEN ? AND ? ORDER BY seq %s LIMIT 1",
+             direct == 1 ? "event_rows" : direct == 2 ? "event_rows_table" : "event_log", desc ? "DESC" : "ASC");
+    sqlite3_stmt *st;
+    int64_t seq = 0, ts = 0, pseq = 0, pts = 0;
+    int have = sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && !first_in(st, lo, hi, &seq, &ts);
+    if (direct == 2 && !first_in_packs(db, desc, lo, hi, &pseq, &pts) &&
+        (!have || (desc ? pseq > seq : pseq < seq))) {
+        have = 1;
+        ts = pts;
+    }
+    return have ? ts : 0;
 }
 
 /* Every context into an array by id: 0, or -1 when the ids do not suit an
@@ -76,15 +188,29 @@ static int load_contexts(struct gl_rows *g, sqlite3 *db)
 int gl_model_rows_open(struct gl_rows *g, sqlite3 *db, int lean)
 {
     memset(g, 0, sizeof *g);
-    if (gl_rows_direct_ok(db) && !load_contexts(g, db)) {
+    int direct = gl_rows_direct_ok(db);
+    if (direct && !load_contexts(g, db)) {
         g->direct = 1;
-        int rc = sqlite3_prepare_v2(db,
-                                    lean ? "SELECT seq, ts_ns, context, op, kind, device, addr, size, 0, ref_seq, aux,"
-                                           " 0 FROM event_rows ORDER BY seq"
-                                         : "SELECT seq, ts_ns, context, op, kind, device, addr, size, stack_id, ref_seq,"
-                                           " aux, range_seq FROM event_rows ORDER BY seq",
-                                    -1, &g->st, NULL);
+        char sql[256];
+        snprintf(sql, sizeof sql,
+                 lean ? "SELECT seq, ts_ns, context, op, kind, device, addr, size, 0, ref_seq, aux, 0 FROM %s ORDER BY seq"
+                      : "SELECT seq, ts_ns, context, op, kind, device, addr, size, stack_id, ref_seq, aux, range_seq"
+                        " FROM %s ORDER BY seq",
+                 direct == 2 ? "event_rows_table" : "event_rows");
+        int rc = sqlite3_prepare_v2(db, sql, -1, &g->st, NULL);
+        if (rc == SQLITE_OK && direct == 2) {
+            rc = sqlite3_prepare_v2(db, "SELECT n, data FROM event_packs ORDER BY seq_lo", -1, &g->packs, NULL);
+            if (rc == SQLITE_OK && !(g->pk = calloc(1, sizeof *g->pk)))
+                rc = SQLITE_NOMEM;
+            if (g->pk)
+                g->pk->lean = lean;
+        }
         if (rc != SQLITE_OK) { /* the caller closes nothing it could not open */
+            sqlite3_finalize(g->st);
+            sqlite3_finalize(g->packs);
+            g->st = g->packs = NULL;
+            free(g->pk);
+            g->pk = NULL;
             free(g->ctx);
             g->ctx = NULL;
             g->nctx = 0;
@@ -125,13 +251,12 @@ static const struct gl_ctx_row *look_up(struct gl_rows *g, int64_t id, struct gl
 /* The row's context: its columns, or zeros (NULL) where the row names
  * none that exists, as the view's LEFT JOIN gives. Only an integer id
  * matches one (a context of another type equals no id). */
-static void read_context(struct gl_rows *g, int col, int64_t *v)
+static void context_of(struct gl_rows *g, int is_int, int64_t id, int64_t *v)
 {
     static const struct gl_ctx_row none;
     struct gl_ctx_row spare;
     const struct gl_ctx_row *c = &none;
-    if (sqlite3_column_type(g->st, col) == SQLITE_INTEGER) {
-        int64_t id = sqlite3_column_int64(g->st, col);
+    if (is_int) {
         if (id >= 0 && (uint64_t)id < g->nctx && g->ctx[id].present)
             c = &g->ctx[id];
         else
@@ -146,13 +271,72 @@ static void read_context(struct gl_rows *g, int col, int64_t *v)
     v[GL_COL_RESULT] = c->result;
 }
 
+static void read_context(struct gl_rows *g, int col, int64_t *v)
+{
+    context_of(g, sqlite3_column_type(g->st, col) == SQLITE_INTEGER, sqlite3_column_int64(g->st, col), v);
+}
+
+/* schema 6: the next row by seq of the table's and the packs' */
+static int merge_next(struct gl_rows *g, int64_t *v, int *ref_null)
+{
+    struct gl_pack_rows *pk = g->pk;
+    if (!pk->plain_have && !pk->plain_done) {
+        int rc = sqlite3_step(g->st);
+        if (rc == SQLITE_ROW)
+            pk->plain_have = 1;
+        else if (rc == SQLITE_DONE)
+            pk->plain_done = 1;
+        else
+            return rc;
+    }
+    while (pk->at == pk->n && !pk->packs_done) { /* (a pack of no rows is passed) */
+        int rc = sqlite3_step(g->packs);
+        if (rc == SQLITE_DONE) {
+            pk->packs_done = 1;
+        } else if (rc != SQLITE_ROW) {
+            return rc;
+        } else {
+            struct gl_pack_dec d;
+            int n = sqlite3_column_int(g->packs, 0), got;
+            if (n < 0 || n > GL_PACK_ROWS)
+                return SQLITE_CORRUPT;
+            gl_pack_dec_init(&d, sqlite3_column_blob(g->packs, 1), (size_t)sqlite3_column_bytes(g->packs, 1), n);
+            pk->n = pk->at = 0;
+            while ((got = gl_pack_dec_next(&d, &pk->rows[pk->n])) == 1)
+                pk->n++;
+            if (got < 0 || pk->n != n)
+                return SQLITE_CORRUPT;
+        }
+    }
+    if (pk->at < pk->n && (!pk->plain_have || pk->rows[pk->at].v[0] < sqlite3_column_int64(g->st, 0))) {
+        const struct gl_row *r = &pk->rows[pk->at++];
+        static const int col[] = {GL_COL_SEQ, GL_COL_TS, -1, GL_COL_OP, GL_COL_KIND, GL_COL_DEVICE, GL_COL_ADDR,
+                                  GL_COL_SIZE, GL_COL_STACK, GL_COL_REF, GL_COL_AUX, GL_COL_RANGE};
+        for (int i = 0; i < GL_ROW_COLS; i++)
+            if (col[i] >= 0)
+                v[col[i]] = r->null & (1u << i) ? 0 : r->v[i];
+        if (pk->lean)
+            v[GL_COL_STACK] = v[GL_COL_RANGE] = 0;
+        context_of(g, !(r->null & (1u << 2)), r->v[2], v);
+        *ref_null = (r->null >> 9) & 1;
+        return SQLITE_ROW;
+    }
+    if (!pk->plain_have)
+        return SQLITE_DONE;
+    pk->plain_have = 0;
+    return -1; /* the table's row, in g->st */
+}
+
 /* Step the statement and decode its row into v: SQLITE_ROW, SQLITE_DONE,
  * or an error code. */
 static int decode_next(struct gl_rows *g, int64_t *v, int *ref_null)
 {
-    int rc = sqlite3_step(g->st);
-    if (rc != SQLITE_ROW)
+    int rc = g->pk ? merge_next(g, v, ref_null) : sqlite3_step(g->st);
+    if (g->pk && rc != -1)
         return rc;
+    if (rc != SQLITE_ROW && rc != -1)
+        return rc;
+    rc = SQLITE_ROW;
     sqlite3_stmt *st = g->st;
     if (!g->direct) {
         for (int i = 0; i < GL_COL_COUNT; i++)
@@ -308,7 +492,10 @@ void gl_model_rows_close(struct gl_rows *g)
     stop_ahead(g);
     sqlite3_finalize(g->st);
     sqlite3_finalize(g->one);
-    g->st = g->one = NULL;
+    sqlite3_finalize(g->packs);
+    g->st = g->one = g->packs = NULL;
+    free(g->pk);
+    g->pk = NULL;
     free(g->ctx);
     g->ctx = NULL;
 }

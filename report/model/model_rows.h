@@ -25,10 +25,13 @@ enum {
 };
 
 struct gl_ctx_row;     /* model_rows.c */
+struct gl_pack_rows;   /* model_rows.c */
 struct gl_read_ahead;  /* model_rows.c */
 
 struct gl_rows {
     sqlite3_stmt *st;
+    sqlite3_stmt *packs;       /* schema 6 (direct): the packs, merged with st's rows by seq */
+    struct gl_pack_rows *pk;   /* the pack being read (model_rows.c) */
     sqlite3_stmt *one;         /* a context the array lacks, by id */
     int direct;                /* reading event_rows and the contexts' array */
     struct gl_ctx_row *ctx;    /* by id (direct) */
@@ -38,11 +41,15 @@ struct gl_rows {
     struct gl_read_ahead *ahead; /* the thread reading ahead, or NULL */
 };
 
-/* Whether event_log is schema 4's view over event_rows and event_contexts. */
+/* Whether event_log is schema 4's view over event_rows and event_contexts:
+ * 1, 2 where event_rows is schema 6's view of event_rows_table and the
+ * packs (store/pack.h), else 0. */
 int gl_rows_direct_ok(sqlite3 *db);
-/* The table holding seq and ts_ns of every row: "event_rows" where
- * gl_rows_direct_ok, else "event_log". */
-const char *gl_rows_table(sqlite3 *db);
+/* The largest seq (0: no row). */
+int64_t gl_rows_max_seq(sqlite3 *db);
+/* ts_ns of the first (desc: last) row by seq whose ts_ns is within
+ * [lo, hi]; 0 when none is. */
+int64_t gl_rows_first_time(sqlite3 *db, int desc, int64_t lo, int64_t hi);
 /* Start the scan: SQLITE_OK, or an SQLite error code (sqlite3_errmsg says).
  * lean: stack_id and range_seq read as 0, never decoded (a load that
  * keeps no stacks: a fifth less of SQLite's time). */

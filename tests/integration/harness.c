@@ -111,6 +111,12 @@ sqlite3 *h_open(const char *path)
         fail_msg("no database at %s", full);
     if (sqlite3_open_v2(full, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
         fail_msg("cannot open %s", full);
+    /* the SQL module of packed recordings (schema 6), as a user loads it */
+    char *err = NULL;
+    if (sqlite3_enable_load_extension(db, 1) != SQLITE_OK ||
+        sqlite3_load_extension(db, h_build("store/libgpuledger_sql.so"), NULL, &err) != SQLITE_OK)
+        fail_msg("cannot load %s: %s", h_build("store/libgpuledger_sql.so"), err ? err : "?");
+    sqlite3_free(err);
     return db;
 }
 
