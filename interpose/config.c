@@ -71,7 +71,7 @@ const struct gl_config_var gl_config_vars[] = {
     SIZE("BUDGET", budget,
          "keep the database under this size (e.g. 1G; 0: no limit): docs/bounded-recording.md"),
     BOOL("PACK", pack, 0,
-         "1: pack the events' rows many to an SQLite row (schema 6: ~3x smaller, ~4.5x less writer CPU; read with "
+         "1: pack the events' rows many to an SQLite row (schema 6: ~3x smaller, 3.5-4.6x less writer CPU; read with "
          "gpuledger, or SQL after .load libgpuledger_sql): docs/schema.md"),
     STRING("MANIFEST", manifest, NULL, NULL),
     ELSEWHERE("LIB", NULL, "gpuledger run", "path of libgpuledger.so if it is not where gpuledger was installed"),

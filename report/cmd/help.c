@@ -44,7 +44,7 @@ const char gl_usage_run[] =
     "                        OOMs and where growth starts, per-step aggregates by\n"
     "                        stack elsewhere (env GPULEDGER_BUDGET)\n"
     "      --pack            pack the events' rows many to an SQLite row: a\n"
-    "                        database ~3x smaller, ~4.5x less writer CPU; SQL\n"
+    "                        database ~3x smaller, 3.5-4.6x less writer CPU; SQL\n"
     "                        outside gpuledger after .load libgpuledger_sql\n"
     "                        (schema 6; env GPULEDGER_PACK=1)\n"
     "      --python MODE     on (default): Python frames (CPython 3.9-3.13) with the\n"
