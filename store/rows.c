@@ -61,6 +61,14 @@ int gl_rows_pack(struct gl_rows *r)
                           " VALUES(?,?,?,?,?,?,?,?)");
 }
 
+void gl_rows_unpack(struct gl_rows *r)
+{
+    sqlite3_stmt **const sts[] = {&r->ins_pack};
+    gl_wdb_finalize(sts, 1);
+    free(r->pack);
+    r->pack = NULL;
+}
+
 int gl_rows_pack_flush(struct gl_rows *r)
 {
     struct gl_pack_enc *e = r->pack;

@@ -48,6 +48,8 @@ int gl_rows_hold(struct gl_rows *r);
 /* From now on write rows into packs (schema 6: gl_schema_pack made the
  * tables); before any row, never with gl_rows_hold. 0 or -1. */
 int gl_rows_pack(struct gl_rows *r);
+/* Back to a row per event (a gl_rows_pack that failed undone). */
+void gl_rows_unpack(struct gl_rows *r);
 /* Write the pack being filled (its rows so far). 0 or -1. */
 int gl_rows_pack_flush(struct gl_rows *r);
 /* Write one row (held, or as it comes); 0 or -1. */

@@ -258,16 +258,24 @@ int gl_store_set_packed(struct gl_store *s)
     if (s->budgeted)
         return gl_wdb_fail(&s->w, "packing rows: a budgeted recording is not packed");
     char *msg = NULL;
-    if (begin(s))
+    /* all or nothing: a failure leaves the schema 5 it found, and the
+     * recording goes on unpacked */
+    if (begin(s) || gl_wdb_exec(&s->w, "SAVEPOINT pack"))
         return -1;
-    if (gl_schema_pack(s->w.db, &msg) != SQLITE_OK) {
-        snprintf(s->w.err, sizeof s->w.err, "packing rows: %s", msg ? msg : "out of memory");
-        sqlite3_free(msg);
-        return -1;
-    }
     char sql[64];
     snprintf(sql, sizeof sql, "UPDATE run SET schema_version = %d", GL_SCHEMA_VERSION);
-    return gl_wdb_exec(&s->w, sql) || gl_rows_pack(&s->rows) || gl_runrows_meta(&s->run, "packed", "1");
+    int rc = gl_schema_pack(s->w.db, &msg);
+    if (rc != SQLITE_OK) {
+        snprintf(s->w.err, sizeof s->w.err, "packing rows: %s", msg ? msg : "out of memory");
+        sqlite3_free(msg);
+    }
+    if (rc != SQLITE_OK || gl_wdb_exec(&s->w, sql) || gl_rows_pack(&s->rows) ||
+        gl_runrows_meta(&s->run, "packed", "1")) {
+        gl_rows_unpack(&s->rows);
+        sqlite3_exec(s->w.db, "ROLLBACK TO pack; RELEASE pack", NULL, NULL, NULL);
+        return -1;
+    }
+    return gl_wdb_exec(&s->w, "RELEASE pack");
 }
 
 /* Every peak the store keeps, each on its own (fold.h's GL_FOLD_PEAKS),
