@@ -163,3 +163,15 @@ int gl_pack_dec_next(struct gl_pack_dec *d, struct gl_row *row)
     d->left--;
     return 1;
 }
+
+int gl_pack_decode(const void *data, size_t len, int n, struct gl_row *rows)
+{
+    if (n < 0 || n > GL_PACK_ROWS)
+        return -1;
+    struct gl_pack_dec d;
+    gl_pack_dec_init(&d, data, len, n);
+    int got = 0, r;
+    while ((r = gl_pack_dec_next(&d, &rows[got])) == 1)
+        got++;
+    return r < 0 || got != n ? -1 : n;
+}

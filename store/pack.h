@@ -65,4 +65,8 @@ void gl_pack_dec_init(struct gl_pack_dec *d, const void *data, size_t len, int n
  * (shorter than its rows, or a value past 64 bits). */
 int gl_pack_dec_next(struct gl_pack_dec *d, struct gl_row *row);
 
+/* Every row of a pack of n rows into rows[GL_PACK_ROWS]: n, or -1 when n
+ * is not a pack's count or the blob does not hold n rows. */
+int gl_pack_decode(const void *data, size_t len, int n, struct gl_row *rows);
+
 #endif

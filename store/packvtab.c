@@ -180,18 +180,12 @@ static int fail(struct pcur *c, const char *msg)
 /* Decode the pack of statement st (columns n, data) into c->rows. */
 static int decode(struct pcur *c, sqlite3_stmt *st, int ncol, int dcol)
 {
-    struct gl_pack_dec d;
-    int n = sqlite3_column_int(st, ncol);
-    const void *data = sqlite3_column_blob(st, dcol);
-    if (n < 0 || n > GL_PACK_ROWS)
-        return fail(c, "a pack of more rows than a pack holds: the database is damaged");
-    gl_pack_dec_init(&d, data, (size_t)sqlite3_column_bytes(st, dcol), n);
+    int n = gl_pack_decode(sqlite3_column_blob(st, dcol), (size_t)sqlite3_column_bytes(st, dcol),
+                           sqlite3_column_int(st, ncol), c->rows);
     c->nrows = 0;
-    int r;
-    while ((r = gl_pack_dec_next(&d, &c->rows[c->nrows])) == 1)
-        c->nrows++;
-    if (r < 0 || c->nrows != n)
+    if (n < 0)
         return fail(c, "a pack that does not decode: the database is damaged");
+    c->nrows = n;
     c->rows_lo = n ? c->rows[0].v[0] : 0;
     c->rows_hi = n ? c->rows[n - 1].v[0] : -1;
     c->at = 0;

@@ -296,16 +296,13 @@ static int merge_next(struct gl_rows *g, int64_t *v, int *ref_null)
         } else if (rc != SQLITE_ROW) {
             return rc;
         } else {
-            struct gl_pack_dec d;
-            int n = sqlite3_column_int(g->packs, 0), got;
-            if (n < 0 || n > GL_PACK_ROWS)
+            pk->at = 0;
+            pk->n = gl_pack_decode(sqlite3_column_blob(g->packs, 1), (size_t)sqlite3_column_bytes(g->packs, 1),
+                                   sqlite3_column_int(g->packs, 0), pk->rows);
+            if (pk->n < 0) {
+                pk->n = 0;
                 return SQLITE_CORRUPT;
-            gl_pack_dec_init(&d, sqlite3_column_blob(g->packs, 1), (size_t)sqlite3_column_bytes(g->packs, 1), n);
-            pk->n = pk->at = 0;
-            while ((got = gl_pack_dec_next(&d, &pk->rows[pk->n])) == 1)
-                pk->n++;
-            if (got < 0 || pk->n != n)
-                return SQLITE_CORRUPT;
+            }
         }
     }
     if (pk->at < pk->n && (!pk->plain_have || pk->rows[pk->at].v[0] < sqlite3_column_int64(g->st, 0))) {
