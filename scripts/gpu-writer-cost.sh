@@ -10,7 +10,8 @@
 # history / (application + writer) — the target is ≥ 3.
 # A variant: NAME=ENV... [-- RUN-ARGS]; defaults: default (Python + 8
 # native frames), only (GPULEDGER_PYTHON=only), and, where this build's
-# `gpuledger run` takes --budget, budget (the default with --budget 1G).
+# `gpuledger run` takes --budget, budget (the default with --budget 1G);
+# VARIANTS="A=ENV... [-- ARGS];B=..." gives others instead.
 #   carry: ["build-device", ".device-deps"] (scripts/device-prep.sh)
 #   command: bash scripts/gpu-writer-cost.sh
 set -u
@@ -22,6 +23,9 @@ command -v taskset >/dev/null || PIN=""
 variants=("default=GPULEDGER_QUIET=1" "only=GPULEDGER_PYTHON=only")
 if "$GL" run --help 2>&1 | grep -q -- "--budget"; then
   variants+=("budget=GPULEDGER_QUIET=1 -- --budget 1G")
+fi
+if [ -n "${VARIANTS:-}" ]; then # the caller's, ';' between them
+  IFS=';' read -r -a variants <<<"$VARIANTS"
 fi
 echo "== $(date -u +%FT%TZ), $(nproc) CPUs; $(lscpu 2>/dev/null | grep -E '^Model name' | tr -s ' ')"
 echo "torch $($PY -c 'import torch; print(torch.__version__, torch.cuda.get_device_name())' 2>&1 | tail -1)"

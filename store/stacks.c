@@ -222,5 +222,4 @@ int64_t gl_stacks_id(struct gl_stacks *s, const struct gl_event *ev)
     gl_wdb_step(s->w, s->ins_stack, "writing a stack");
     write_entries(s, e->id, ev->ips + skip, n - skip); /* a failure shows at the next commit */
     return e->id;
-    return e->id;
 }
