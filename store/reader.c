@@ -57,11 +57,16 @@ static int exists_with(const char *path, const char *suffix)
  * process) has its -wal: it is opened read-only the ordinary way, which
  * reads the committed frames of the WAL (and, where the -shm cannot be
  * written, keeps the WAL index in memory). */
+int gl_db_read_uri(const char *path, char *uri, size_t sz)
+{
+    int live = exists_with(path, "-wal") || exists_with(path, "-journal");
+    return path_uri(path, live ? "mode=ro" : "immutable=1", uri, sz);
+}
+
 static int open_readonly(const char *path, sqlite3 **db)
 {
-    char uri[3 * 4096 + 32];
-    int live = exists_with(path, "-wal") || exists_with(path, "-journal");
-    if (path_uri(path, live ? "mode=ro" : "immutable=1", uri, sizeof uri))
+    char uri[GL_DB_URI_MAX];
+    if (gl_db_read_uri(path, uri, sizeof uri))
         return SQLITE_CANTOPEN;
     return sqlite3_open_v2(uri, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
 }

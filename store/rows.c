@@ -26,10 +26,8 @@ int gl_rows_open(struct gl_rows *r, struct gl_wdb *w)
            gl_wdb_prepare(w, &r->ins_one, "INSERT INTO event_rows(" COLUMNS ") VALUES" VALUES);
 }
 
-int gl_rows_hold(struct gl_rows *r)
+int gl_rows_explicit_seq(struct gl_rows *r)
 {
-    if (r->pack)
-        return gl_wdb_fail(r->w, "a budget: the rows are packed already");
     if (gl_rows_flush(r))
         return -1;
     sqlite3_stmt **const sts[] = {&r->ins_batch, &r->ins_one};
@@ -37,15 +35,24 @@ int gl_rows_hold(struct gl_rows *r)
     r->ins_batch = r->ins_one = NULL;
     memset(r->bound, 0, sizeof r->bound);
     r->explicit_seq = 1;
-    r->held_cap = 4096;
-    r->held = malloc(r->held_cap * sizeof *r->held);
-    if (!r->held)
-        return gl_wdb_fail(r->w, "holding a step's rows: out of memory");
     char sql[64 + GL_ROW_BATCH * sizeof "," VALUES_SEQ] = "INSERT INTO event_rows(" COLUMNS_SEQ ") VALUES";
     for (int i = 0; i < GL_ROW_BATCH; i++)
         strcat(sql, i ? "," VALUES_SEQ : VALUES_SEQ);
     return gl_wdb_prepare(r->w, &r->ins_batch, sql) ||
            gl_wdb_prepare(r->w, &r->ins_one, "INSERT INTO event_rows(" COLUMNS_SEQ ") VALUES" VALUES_SEQ);
+}
+
+int gl_rows_hold(struct gl_rows *r)
+{
+    if (r->pack)
+        return gl_wdb_fail(r->w, "a budget: the rows are packed already");
+    if (gl_rows_explicit_seq(r))
+        return -1;
+    r->held_cap = 4096;
+    r->held = malloc(r->held_cap * sizeof *r->held);
+    if (!r->held)
+        return gl_wdb_fail(r->w, "holding a step's rows: out of memory");
+    return 0;
 }
 
 int gl_rows_pack(struct gl_rows *r)

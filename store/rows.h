@@ -43,6 +43,9 @@ struct gl_rows {
 };
 
 int gl_rows_open(struct gl_rows *r, struct gl_wdb *w);
+/* From now on write each row's own seq (gl_rows_put: rows copied, or
+ * folded ones leaving gaps). 0 or -1. */
+int gl_rows_explicit_seq(struct gl_rows *r);
 /* From now on hold rows for the fold and write seq explicitly. 0 or -1. */
 int gl_rows_hold(struct gl_rows *r);
 /* From now on write rows into packs (schema 6: gl_schema_pack made the

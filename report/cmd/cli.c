@@ -298,6 +298,10 @@ static int load(struct gl_cli *cli)
         }
         cli->have_rules = 1;
     }
+    if (cli->cmd->spec->opens_itself && cli->cmd->spec->opens_itself(cli)) {
+        cli->out = stdout;
+        return 0;
+    }
     int use_stdout = !(cli->cmd->needs & GL_NEEDS_OUTPUT) || !cli->output || !strcmp(cli->output, "-");
     if (cli->cmd->needs & (GL_NEEDS_DBS | GL_NEEDS_ONE_DB | GL_NEEDS_TWO_DBS)) {
         cli->runs = calloc((size_t)cli->npaths + 1, sizeof(struct gl_run *));

@@ -55,6 +55,10 @@ struct gl_cmd_spec {
     /* A one_at_a_time verb that writes nothing before every database was
      * read (gate): stdout is not held, as there is nothing to hold back. */
     int writes_at_end;
+    /* For this command line the verb opens the database and -o itself
+     * (export --format sqlite copies the file): nothing is loaded and no
+     * output opened (NULL: never). */
+    int (*opens_itself)(const struct gl_cli *cli);
 };
 
 /* A row of the command table (main.c). */

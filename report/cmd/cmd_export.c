@@ -1,10 +1,13 @@
 /* cmd_export.c — `gpuledger export DB --format FORMAT`: the run for the
  * viewers people already use: folded stacks, CSV (export.c), a Perfetto
  * trace (export_perfetto.c), PyTorch's memory snapshot pickle
- * (export_memviz.c), speedscope's format (export_speedscope.c). */
+ * (export_memviz.c), speedscope's format (export_speedscope.c), and the
+ * database itself as a row per event or packed (store/convert.h). */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "convert.h"
 
 #include "budget_notes.h"
 #include "cli.h"
@@ -23,6 +26,7 @@ static int fold; /* --fold-allocator */
  * width or so; trace_downsample.h), 0: every point */
 static unsigned long long buckets = GL_TRACE_DEFAULT_BUCKETS;
 static int buckets_given;
+static int pack; /* --pack (sqlite) */
 
 static int opt(struct gl_cli *cli, int key, const char *arg)
 {
@@ -32,6 +36,10 @@ static int opt(struct gl_cli *cli, int key, const char *arg)
     }
     if (key == 'f') {
         fold = 1;
+        return 0;
+    }
+    if (key == 'p') {
+        pack = 1;
         return 0;
     }
     if (key == 'c') {
@@ -58,6 +66,7 @@ static void reset(void)
     fold = 0;
     buckets = GL_TRACE_DEFAULT_BUCKETS;
     buckets_given = 0;
+    pack = 0;
 }
 
 static int check(struct gl_cli *cli)
@@ -71,6 +80,10 @@ static int check(struct gl_cli *cli)
         return gl_cli_fail(cli, "--fold-allocator applies to folded and speedscope, not %s", cli->format);
     if (buckets_given && !gl_cli_format(cli, "perfetto"))
         return gl_cli_fail(cli, "--counter-buckets applies to perfetto, not %s", cli->format);
+    if (pack && !gl_cli_format(cli, "sqlite"))
+        return gl_cli_fail(cli, "--pack applies to sqlite, not %s", cli->format);
+    if (gl_cli_format(cli, "sqlite") && (!cli->output || !strcmp(cli->output, "-")))
+        return gl_cli_fail(cli, "sqlite writes a database file: name it with -o FILE");
     if (gl_cli_format(cli, "memory_viz") && (!cli->output || !strcmp(cli->output, "-")) && isatty(STDOUT_FILENO))
         return gl_cli_fail(cli, "memory_viz is a binary pickle: write it to a file with -o FILE");
     if (gl_cli_format(cli, "memory_viz"))
@@ -84,11 +97,19 @@ static const struct option opts[] = {{"what", required_argument, NULL, 'w'},
                                       {"max-entries", required_argument, NULL, 'm'},
                                       {"fold-allocator", no_argument, NULL, 'f'},
                                       {"counter-buckets", required_argument, NULL, 'c'},
+                                      {"pack", no_argument, NULL, 'p'},
                                       {NULL, 0, NULL, 0}};
+
+/* sqlite copies the file itself: nothing loaded */
+static int opens_itself(const struct gl_cli *cli)
+{
+    return gl_cli_format(cli, "sqlite");
+}
 
 const struct gl_cmd_spec gl_export_spec = {
     .usage = gl_usage_export,
-    .formats = "folded|perfetto|memory_viz|speedscope|csv",
+    .formats = "folded|perfetto|memory_viz|speedscope|csv|sqlite",
+    .opens_itself = opens_itself,
     .format_required = 1,
     .opts = opts,
     .opt = opt,
@@ -157,8 +178,41 @@ static int shows_every_event(struct gl_cli *cli)
     return gl_cli_format(cli, "csv") && (!what || !strcmp(what, "allocs"));
 }
 
+static void progress(int64_t done, int64_t total, void *arg)
+{
+    (void)arg;
+    fprintf(stderr, "\rgpuledger export: %lld of %lld events copied", (long long)done, (long long)total);
+    if (done >= total)
+        fputc('\n', stderr);
+}
+
+static void mib(char *buf, size_t sz, int64_t bytes)
+{
+    snprintf(buf, sz, "%.1f MiB", (double)bytes / (1024.0 * 1024.0));
+}
+
+/* The database itself, a row per event (any SQLite tool reads it) or
+ * packed (--pack): 0, or 2 after saying why. */
+static int sqlite_copy(struct gl_cli *cli)
+{
+    struct gl_convert_stats st;
+    char err[GL_ERR_MAX], a[32], b[32];
+    if (gl_db_convert(cli->paths[0], cli->output, pack, &st, isatty(STDERR_FILENO) ? progress : NULL, NULL, err,
+                      sizeof err))
+        return gl_cli_fail(cli, "%s", err);
+    mib(a, sizeof a, st.in_bytes);
+    mib(b, sizeof b, st.out_bytes);
+    fprintf(stderr, "gpuledger export: %s (schema %d, %s) -> %s (schema %d, %s%s): %lld events, %lld tables\n",
+            cli->paths[0], st.from_version, a, cli->output, st.to_version, b,
+            pack ? ", packed: sqlite3 and Python read it after .load libgpuledger_sql" : ", a row per event", 
+            (long long)st.events, (long long)st.tables);
+    return 0;
+}
+
 int cmd_export(struct gl_cli *cli)
 {
+    if (gl_cli_format(cli, "sqlite"))
+        return sqlite_copy(cli);
     struct gl_run *r = cli->runs[0];
     int rc = 0;
     if (gl_cli_format(cli, "folded"))

@@ -111,7 +111,7 @@ expect() { local want=$1; shift; local got; got=$(complete_line "$@"); [ "$got" 
 expect "report" gpuledger rep
 expect "text json html" gpuledger report --format ''
 expect "--steps --steps=" gpuledger leaks --ste
-expect "folded perfetto memory_viz speedscope csv" gpuledger export --format ''
+expect "folded perfetto memory_viz speedscope csv sqlite" gpuledger export --format ''
 expect "-o" gpuledger export -o
 expect "demo.db" gpuledger report demo
 expect "--depth" gpuledger run --dep

@@ -5,7 +5,9 @@ written through the store both ways (bench_gen_db: a training loop with a
 leak per step; bench_writer --mix torch: segments, blocks with their
 completions, ranges and marks), then every verb's output byte for byte, and
 the documented views through the SQL module (libgpuledger_sql) row for row;
-a recorded program under `gpuledger run --pack`; the packed file's size.
+a recorded program under `gpuledger run --pack`; the packed file's size;
+`gpuledger export --format sqlite [--pack]` both ways (every table and view
+of a round trip row for row, every verb byte for byte) and its errors.
 
 usage: check_pack.py BUILD_DIR"""
 import os
@@ -49,6 +51,27 @@ VIEWS = ["SELECT * FROM event_log ORDER BY seq", "SELECT * FROM events ORDER BY 
          "SELECT seq FROM event_log WHERE ref_seq = 300", "SELECT count(*), max(seq) FROM event_rows",
          "SELECT count(*) FROM event_log WHERE op = 1 AND kind = 11",
          "SELECT max(seq) FROM event_log WHERE ts_ns <= (SELECT min(ts_ns) + 100000 FROM event_log)"]
+
+
+def same_tables(name, a_db, b_db):
+    """every table and view of two unpacked files, row for row"""
+    a, b = connect(a_db, load=False), connect(b_db, load=False)
+    q = "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY 1"
+    names = [r[0] for r in a.execute(q)]
+    check("%s: the same tables and views" % name, [r[0] for r in b.execute(q)], names)
+    for t in names:
+        rows = lambda c: sorted(map(repr, c.execute('SELECT * FROM "%s"' % t)))
+        check("%s: %s row for row" % (name, t), rows(b), rows(a))
+    return len(names)
+
+
+def export_sqlite(src, out, pack):
+    r = run([gl, "export", "--format", "sqlite"] + (["--pack"] if pack else []) + ["-o", out, src])
+    check("export --format sqlite %s%s: exit" % ("--pack " if pack else "", os.path.basename(src)),
+          [r.returncode, r.stdout], [0, ""])
+    check("export %s: its line" % os.path.basename(src), "-> %s (schema %d" % (out, 6 if pack else 5) in r.stderr,
+          True)
+    return r
 
 
 def same_answers(name, rows_db, packed_db):
@@ -118,6 +141,44 @@ with tempfile.TemporaryDirectory() as tmp:
           ["keeps its rows unpacked" in r.stderr, r.returncode,
            connect(os.path.join(tmp, "b.db"), load=False).execute("PRAGMA user_version").fetchone()[0]],
           [True, 0, 5])
+
+    # export --format sqlite: rows -> packed -> rows gives every table back
+    rows_db = os.path.join(tmp, "gen.db")
+    conv_packed, conv_rows = os.path.join(tmp, "gen-conv-packed.db"), os.path.join(tmp, "gen-conv-rows.db")
+    export_sqlite(rows_db, conv_packed, True)
+    same_answers("exported packed", rows_db, conv_packed)
+    export_sqlite(conv_packed, conv_rows, False)
+    n = same_tables("rows -> packed -> rows", rows_db, conv_rows)
+    print("export --format sqlite: rows -> packed -> rows, %d tables and views the same" % n)
+    check("rows -> packed -> rows: schema 5, no module needed",
+          connect(conv_rows, load=False).execute("SELECT count(*), max(schema_version) FROM event_log, run").fetchone(),
+          (40000, 5))
+    # a packed recording (the torch mix) unpacked for tools without the module
+    torch_rows = os.path.join(tmp, "torch-conv-rows.db")
+    export_sqlite(os.path.join(tmp, "torch-packed.db"), torch_rows, False)
+    same_answers("exported rows", torch_rows, os.path.join(tmp, "torch-packed.db"))
+    same_tables("torch mix: recorded as rows, and packed then exported", os.path.join(tmp, "torch.db"), torch_rows)
+    # a bounded recording's rows (gaps in seq where pairs were folded), packed
+    b_packed = os.path.join(tmp, "b-packed.db")
+    export_sqlite(os.path.join(tmp, "b.db"), b_packed, True)
+    same_answers("bounded recording, packed by export", os.path.join(tmp, "b.db"), b_packed)
+    # what export refuses: exit 2, one line, nothing left behind
+    golden = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden", "db", "demo.db")
+    junk = os.path.join(tmp, "junk.db")
+    with open(junk, "w") as f:
+        f.write("not a database\n" * 20)
+    for args, says in (([rows_db, "-o", conv_rows], "exists: a database is never overwritten"),
+                       ([golden, "-o", os.path.join(tmp, "old.db")], "schema 1: only recordings of schema 5 or 6"),
+                       ([junk, "-o", os.path.join(tmp, "j.db")], "not a SQLite database"),
+                       ([os.path.join(tmp, "none.db"), "-o", os.path.join(tmp, "n.db")], "No such file"),
+                       ([rows_db], "name it with -o FILE"),
+                       (["--pack", "--format", "csv", rows_db], "--pack applies to sqlite, not csv")):
+        fmt = [] if "--format" in args else ["--format", "sqlite"]
+        r = run([gl, "export"] + fmt + args)
+        check("export %s: refused" % " ".join(args[-3:]), [r.returncode, says in r.stderr, r.stderr.count("\n")],
+              [2, True, 1])
+    check("export: no partial file left", [f for f in os.listdir(tmp) if "partial" in f or f in ("old.db", "j.db")],
+          [])
 
 if failures:
     print("%d check(s) failed" % len(failures))
