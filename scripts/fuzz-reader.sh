@@ -57,6 +57,15 @@ for prog in demo nvtx_mem "torchalloc train"; do
     rm -f "$f-wal" "$f-shm"
   }
 done
+# packed recordings (run --pack, schema 6: the packs' blobs and the SQL module)
+for prog in demo "torchalloc train"; do
+  f="$PWD/$B/corpus/current-packed-${prog%% *}.db"
+  [ -s "$f" ] || [ ! -x "build/tests/${prog%% *}" ] || {
+    # shellcheck disable=SC2086 # the program, then its arguments
+    build/report/gpuledger run -q --pack -o "$f" -- "$PWD"/build/tests/$prog >/dev/null 2>&1 || true
+    rm -f "$f-wal" "$f-shm"
+  }
+done
 # and bounded recordings (run --budget: step_stacks, step_windows, step_ends;
 # with the program's marks inside the optimizer's steps: the writer's steps
 # mapped onto the reader's)

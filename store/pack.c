@@ -122,7 +122,7 @@ int gl_pack_enc_add(struct gl_pack_enc *e, const struct gl_row *row)
 void gl_pack_dec_init(struct gl_pack_dec *d, const void *data, size_t len, int n)
 {
     d->p = data;
-    d->end = d->p + (data ? len : 0);
+    d->end = data ? d->p + len : d->p; /* a NULL blob (an empty or hostile pack): nothing to read */
     d->left = n;
     memset(&d->prev, 0, sizeof d->prev);
 }

@@ -234,12 +234,10 @@ int gl_schema_ref_index(sqlite3 *db)
         packed = sqlite3_step(st) == SQLITE_ROW;
         sqlite3_finalize(st);
     }
-    return sqlite3_exec(db,
-                        packed ? "CREATE INDEX IF NOT EXISTS event_log_ref ON event_rows_table(ref_seq)"
-                                 " WHERE ref_seq IS NOT NULL"
-                               : "CREATE INDEX IF NOT EXISTS event_log_ref ON event_rows(ref_seq)"
-                                 " WHERE ref_seq IS NOT NULL",
-                        NULL, NULL, NULL);
+    char sql[128];
+    snprintf(sql, sizeof sql, "CREATE INDEX IF NOT EXISTS event_log_ref ON %s(ref_seq) WHERE ref_seq IS NOT NULL",
+             packed ? "event_rows_table" : "event_rows");
+    return sqlite3_exec(db, sql, NULL, NULL, NULL);
 }
 
 int gl_schema_create(sqlite3 *db, char **err)

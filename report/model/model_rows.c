@@ -277,6 +277,16 @@ static void read_context(struct gl_rows *g, int col, int64_t *v)
 }
 
 /* schema 6: the next row by seq of the table's and the packs' */
+/* merge_next's answer that the row is the table's, in g->st (else an
+ * SQLite code, the packs' row being decoded into v already) */
+#define TABLE_ROW (-1)
+
+/* Where column i of event_rows (pack.h's order) goes in v (-1: the
+ * context, which context_of spreads into its columns) */
+static const int row_col[GL_ROW_COLS] = {GL_COL_SEQ,  GL_COL_TS,   -1,         GL_COL_OP,
+                                         GL_COL_KIND, GL_COL_DEVICE, GL_COL_ADDR, GL_COL_SIZE,
+                                         GL_COL_STACK, GL_COL_REF, GL_COL_AUX, GL_COL_RANGE};
+
 static int merge_next(struct gl_rows *g, int64_t *v, int *ref_null)
 {
     struct gl_pack_rows *pk = g->pk;
@@ -307,11 +317,9 @@ static int merge_next(struct gl_rows *g, int64_t *v, int *ref_null)
     }
     if (pk->at < pk->n && (!pk->plain_have || pk->rows[pk->at].v[0] < sqlite3_column_int64(g->st, 0))) {
         const struct gl_row *r = &pk->rows[pk->at++];
-        static const int col[] = {GL_COL_SEQ, GL_COL_TS, -1, GL_COL_OP, GL_COL_KIND, GL_COL_DEVICE, GL_COL_ADDR,
-                                  GL_COL_SIZE, GL_COL_STACK, GL_COL_REF, GL_COL_AUX, GL_COL_RANGE};
         for (int i = 0; i < GL_ROW_COLS; i++)
-            if (col[i] >= 0)
-                v[col[i]] = r->null & (1u << i) ? 0 : r->v[i];
+            if (row_col[i] >= 0)
+                v[row_col[i]] = r->null & (1u << i) ? 0 : r->v[i];
         if (pk->lean)
             v[GL_COL_STACK] = v[GL_COL_RANGE] = 0;
         context_of(g, !(r->null & (1u << 2)), r->v[2], v);
@@ -321,7 +329,7 @@ static int merge_next(struct gl_rows *g, int64_t *v, int *ref_null)
     if (!pk->plain_have)
         return SQLITE_DONE;
     pk->plain_have = 0;
-    return -1; /* the table's row, in g->st */
+    return TABLE_ROW;
 }
 
 /* Step the statement and decode its row into v: SQLITE_ROW, SQLITE_DONE,
@@ -329,9 +337,9 @@ static int merge_next(struct gl_rows *g, int64_t *v, int *ref_null)
 static int decode_next(struct gl_rows *g, int64_t *v, int *ref_null)
 {
     int rc = g->pk ? merge_next(g, v, ref_null) : sqlite3_step(g->st);
-    if (g->pk && rc != -1)
+    if (g->pk && rc != TABLE_ROW)
         return rc;
-    if (rc != SQLITE_ROW && rc != -1)
+    if (rc != SQLITE_ROW && rc != TABLE_ROW)
         return rc;
     rc = SQLITE_ROW;
     sqlite3_stmt *st = g->st;
@@ -341,11 +349,9 @@ static int decode_next(struct gl_rows *g, int64_t *v, int *ref_null)
         *ref_null = sqlite3_column_type(st, GL_COL_REF) == SQLITE_NULL;
         return rc;
     }
-    static const int col[] = {GL_COL_SEQ, GL_COL_TS, -1, GL_COL_OP, GL_COL_KIND, GL_COL_DEVICE, GL_COL_ADDR,
-                              GL_COL_SIZE, GL_COL_STACK, GL_COL_REF, GL_COL_AUX, GL_COL_RANGE};
-    for (int i = 0; i < (int)(sizeof col / sizeof *col); i++)
-        if (col[i] >= 0)
-            v[col[i]] = sqlite3_column_int64(st, i);
+    for (int i = 0; i < GL_ROW_COLS; i++)
+        if (row_col[i] >= 0)
+            v[row_col[i]] = sqlite3_column_int64(st, i);
     read_context(g, 2, v);
     *ref_null = sqlite3_column_type(st, 9) == SQLITE_NULL;
     return rc;

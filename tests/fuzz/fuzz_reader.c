@@ -124,6 +124,10 @@ static const struct {
     {"step_windows", "rowid", {"step", "why"}},
     {"step_ends", "rowid", {"step", "seq", "ts_ns"}},
     {"step_stacks", "rowid", {"step_lo", "step_hi", "context", "free_context", "kind", "stack_id", "pairs", "bytes"}},
+    /* schema 6: a packed recording's packs (data: a blob, see bind_hostile) and the table beside them */
+    {"event_packs", "rowid", {"seq_lo", "seq_hi", "n", "ts_min", "ts_max", "ops", "kinds", "data"}},
+    {"event_rows_table", "rowid", {"seq", "ts_ns", "context", "op", "kind", "device", "addr", "size", "stack_id",
+                                   "ref_seq", "aux", "range_seq"}},
 };
 
 static const char *const texts[] = {
@@ -135,6 +139,27 @@ static void bind_hostile(sqlite3 *mem, sqlite3_stmt *st, const char *table, cons
 {
     static const int64_t ints[] = {0, -1, 1, 2, 7, 11, 63, 64, 1000, INT64_MIN, INT64_MAX, (int64_t)1 << 62,
                                    ((int64_t)1 << 62) - 1, (int64_t)1 << 31, -((int64_t)1 << 62)};
+    if (!strcmp(col, "data") && next(s) % 2) { /* a pack's blob: a byte changed, or cut short */
+        char sql[160];
+        sqlite3_stmt *q;
+        snprintf(sql, sizeof sql, "SELECT data FROM %s LIMIT 1 OFFSET %d", table, (int)(next(s) % 64));
+        if (sqlite3_prepare_v2(mem, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW &&
+            sqlite3_column_bytes(q, 0) > 0) {
+            int n = sqlite3_column_bytes(q, 0);
+            uint8_t *b = malloc((size_t)n);
+            if (b) {
+                memcpy(b, sqlite3_column_blob(q, 0), (size_t)n);
+                if (next(s) % 2)
+                    b[next(s) % (uint64_t)n] ^= (uint8_t)(1u << (next(s) % 8));
+                else
+                    n = (int)(next(s) % (uint64_t)n);
+                sqlite3_bind_blob(st, 1, b, n, SQLITE_TRANSIENT);
+                free(b);
+            }
+        }
+        sqlite3_finalize(q);
+        return;
+    }
     switch (next(s) % 5) {
     case 0:
         sqlite3_bind_null(st, 1);
