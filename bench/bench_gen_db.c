@@ -5,13 +5,15 @@
  * buffer per step — then times `gpuledger report`, `leaks --steps` and
  * `holes` on it and prints a Markdown table with the size per event.
  *
- *   bench_gen_db [--events N] [--stacks S] [--out FILE] [--keep] [--write-only] [--pack]
+ *   bench_gen_db [--events N] [--stacks S] [--out FILE] [--keep] [--write-only] [--pack] [--marks]
  *
  * --stacks S: the tensors' call paths, taken in turn (default 300): a large S
  * measures what the readers pay per distinct stack.
  * --write-only: only write the database (kept), no timings: for tests that
  * need a big run.
- * --pack: a packed recording (schema 6, store/pack.h), as GPULEDGER_PACK=1. */
+ * --pack: a packed recording (schema 6, store/pack.h), as GPULEDGER_PACK=1.
+ * --marks: a gpuledger_mark ending each step (one per 801 events), so that
+ * the readers see the run's steps (leaks --steps: one slice a step). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +39,7 @@ int main(int argc, char **argv)
 {
     long target = 10000000, stacks = 300;
     const char *out = "/tmp/gl-bench-10m.db";
-    int keep = 0, write_only = 0, pack = 0;
+    int keep = 0, write_only = 0, pack = 0, marks = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--events") && i + 1 < argc)
             target = atol(argv[++i]);
@@ -51,8 +53,10 @@ int main(int argc, char **argv)
             write_only = keep = 1;
         else if (!strcmp(argv[i], "--pack"))
             pack = 1;
+        else if (!strcmp(argv[i], "--marks"))
+            marks = 1;
         else {
-            printf("usage: %s [--events N] [--stacks S] [--out FILE] [--keep] [--write-only] [--pack]\n", argv[0]);
+            printf("usage: %s [--events N] [--stacks S] [--out FILE] [--keep] [--write-only] [--pack] [--marks]\n", argv[0]);
             return strcmp(argv[i], "--help") ? 2 : 0;
         }
     }
@@ -113,6 +117,18 @@ int main(int argc, char **argv)
             e.e.depth = 2;
             e.ips[0] = 0x999000;
             e.ips[1] = 0x999100;
+            gl_store_add(s, &e.e);
+            made++;
+        }
+        if (marks && made < target) { /* the step's end */
+            memset(&e.e, 0, sizeof e.e);
+            e.e.op = GL_OP_MARK;
+            e.e.api = GL_API_gpuledger_mark;
+            e.e.ts_ns = ts += 700;
+            e.e.tid = 1;
+            e.e.flags = GL_EVF_LABEL;
+            memcpy(e.ips, "step", 5);
+            e.e.aux = 4;
             gl_store_add(s, &e.e);
             made++;
         }

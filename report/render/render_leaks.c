@@ -47,6 +47,11 @@ static void kept_json(struct gl_json *j, struct gl_leaks_view *v, const struct g
     gl_jw_end(j);
 }
 
+/* a growing chain's "live per step" line: every step up to STEPS_ALL,
+ * past them the first and the last STEPS_SHOWN / 2 */
+#define STEPS_ALL 24
+#define STEPS_SHOWN 16
+
 static void chain_block(FILE *f, struct gl_leaks_view *v, const struct gl_group *g, int nsteps)
 {
     char b[32], t1[32], t2[32];
@@ -55,9 +60,20 @@ static void chain_block(FILE *f, struct gl_leaks_view *v, const struct gl_group 
     fprintf(f, "]  first %s, last %s\n", gl_fmt_rel(v->run, g->first_ns, t1, sizeof t1),
             gl_fmt_rel(v->run, g->last_ns, t2, sizeof t2));
     if (nsteps && g->steps) {
-        fputs("           live per step:", f);
-        for (int k = 0; k < nsteps; k++)
+        /* a line for a person (JSON has every step) */
+        int cut = nsteps > STEPS_ALL;
+        if (cut)
+            fprintf(f, "           live per step (steps 1-%d and %d-%d of %d):", STEPS_SHOWN / 2,
+                    nsteps - STEPS_SHOWN / 2 + 1, nsteps, nsteps);
+        else
+            fputs("           live per step:", f);
+        for (int k = 0; k < nsteps; k++) {
+            if (cut && k == STEPS_SHOWN / 2) {
+                fputs(" ...", f);
+                k = nsteps - STEPS_SHOWN / 2;
+            }
             fprintf(f, " %s", gl_fmt_bytes(g->steps[k], b, sizeof b));
+        }
         fputc('\n', f);
     }
     gl_print_frame_list(f, gl_stack_get(&v->stacks, g->stack_id), "           ");
