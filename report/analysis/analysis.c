@@ -347,6 +347,13 @@ int gl_growth(struct gl_run *r, int device, int nsteps, uint64_t min_bytes, stru
         struct gl_group *g = group_add(&gr, a);
         if (!g)
             continue;
+        size_t lo = 0, hi = nb;
+        if (rising) {
+            lo = first_bound_at_or_after(bounds, nb, a->seq);
+            hi = a->free_seq ? first_bound_at_or_after(bounds, nb, a->free_seq) : nb;
+            if (lo >= hi) /* live at no step's end: no series (a stack of temporaries gets none) */
+                continue;
+        }
         if (!g->steps)
             g->steps = calloc(nb, sizeof *g->steps);
         if (!g->steps)
@@ -357,13 +364,9 @@ int gl_growth(struct gl_run *r, int device, int nsteps, uint64_t min_bytes, stru
                     g->steps[s] += a->size;
             continue;
         }
-        size_t lo = first_bound_at_or_after(bounds, nb, a->seq);
-        size_t hi = a->free_seq ? first_bound_at_or_after(bounds, nb, a->free_seq) : nb;
-        if (lo < hi) {
-            g->steps[lo] += a->size;
-            if (hi < nb)
-                g->steps[hi] -= a->size; /* wraps; the sums below come out exact */
-        }
+        g->steps[lo] += a->size;
+        if (hi < nb)
+            g->steps[hi] -= a->size; /* wraps; the sums below come out exact */
     }
     for (size_t i = 0; rising && i < out->n; i++)
         for (size_t s = 1; out->v[i].steps && s < nb; s++)
@@ -439,6 +442,10 @@ void gl_groups_merge_chains(struct gl_groups *g, struct gl_stacks *s)
             t->count += from->count;
             t->first_ns = from->first_ns < t->first_ns ? from->first_ns : t->first_ns;
             t->last_ns = from->last_ns > t->last_ns ? from->last_ns : t->last_ns;
+            if (!t->steps) { /* (the growth analysis gives a series only to what was live at a step's end) */
+                t->steps = from->steps;
+                from->steps = NULL;
+            }
             for (size_t st = 0; t->steps && from->steps && st < g->nsteps; st++)
                 t->steps[st] += from->steps[st];
             free(from->steps);
