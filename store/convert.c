@@ -317,8 +317,12 @@ int gl_db_convert(const char *in, const char *out, int packed, struct gl_convert
     }
     if (rc)
         snprintf(err, errsz, "%s: %s", in, w.err);
-    else
-        rc = fill(&w, packed, stats->from_version, stats, progress, arg, err, errsz);
+    else if (fill(&w, packed, stats->from_version, stats, progress, arg, err, errsz)) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", err);
+        snprintf(err, errsz, "%s: %s", in, why); /* which file the trouble is of: the recording's, or the copy's */
+        rc = -1;
+    }
     if (!rc && gl_wdb_exec(&w, "DETACH src")) {
         snprintf(err, errsz, "%s", w.err);
         rc = -1;

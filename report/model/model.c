@@ -696,7 +696,12 @@ static int load_events(struct gl_run *r, int live_only, char *err, size_t errsz)
     if (rc != SQLITE_DONE) {
         r->first_ns = s.kmin <= s.kmax ? s.kmin : s.t0;
         r->last_ns = s.kmin <= s.kmax ? s.kmax : s.t1;
-        snprintf(err, errsz, "%s: damaged (reading events: %s)", r->path, sqlite3_errmsg(r->db));
+        /* SQLite's own error, or the packs' decoder's (SQLite then has none) */
+        snprintf(err, errsz, "%s: damaged (reading events: %s)", r->path,
+                 sqlite3_errcode(r->db) != SQLITE_OK && sqlite3_errcode(r->db) != SQLITE_DONE &&
+                         sqlite3_errcode(r->db) != SQLITE_ROW
+                     ? sqlite3_errmsg(r->db)
+                     : "a pack of event_packs cannot be decoded");
         return -1;
     }
     scan_finish(&s);

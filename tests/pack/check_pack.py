@@ -11,6 +11,7 @@ of a round trip row for row, every verb byte for byte) and its errors.
 
 usage: check_pack.py BUILD_DIR"""
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -167,7 +168,19 @@ with tempfile.TemporaryDirectory() as tmp:
     junk = os.path.join(tmp, "junk.db")
     with open(junk, "w") as f:
         f.write("not a database\n" * 20)
-    for args, says in (([rows_db, "-o", conv_rows], "exists: a database is never overwritten"),
+    damaged = os.path.join(tmp, "damaged.db")
+    shutil.copy(conv_packed, damaged)
+    con = sqlite3.connect(damaged)
+    seq = con.execute("SELECT seq_lo FROM event_packs ORDER BY seq_lo LIMIT 1 OFFSET 3").fetchone()[0]
+    con.execute("UPDATE event_packs SET data = substr(data, 1, 10) WHERE seq_lo = ?", (seq,))
+    con.commit()
+    con.close()
+    r = run([gl, "summary", damaged])
+    check("a damaged pack: summary says so", [r.returncode, "a pack of event_packs cannot be decoded" in r.stderr],
+          [2, True])
+    for args, says in (([damaged, "-o", os.path.join(tmp, "d.db")], "damaged.db: the pack of events from seq %d is "
+                        "damaged" % seq),
+                       ([rows_db, "-o", conv_rows], "exists: a database is never overwritten"),
                        ([golden, "-o", os.path.join(tmp, "old.db")], "schema 1: only recordings of schema 5 or 6"),
                        ([junk, "-o", os.path.join(tmp, "j.db")], "not a SQLite database"),
                        ([os.path.join(tmp, "none.db"), "-o", os.path.join(tmp, "n.db")], "No such file"),
@@ -177,7 +190,7 @@ with tempfile.TemporaryDirectory() as tmp:
         r = run([gl, "export"] + fmt + args)
         check("export %s: refused" % " ".join(args[-3:]), [r.returncode, says in r.stderr, r.stderr.count("\n")],
               [2, True, 1])
-    check("export: no partial file left", [f for f in os.listdir(tmp) if "partial" in f or f in ("old.db", "j.db")],
+    check("export: no partial file left", [f for f in os.listdir(tmp) if "partial" in f or f in ("old.db", "j.db", "d.db")],
           [])
 
 if failures:
