@@ -6,6 +6,7 @@
 #include "convert.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -264,6 +265,34 @@ static int fill(struct gl_wdb *w, int packed, int from_version, struct gl_conver
     return rc;
 }
 
+/* The copy being written, removed when an interrupt ends the process
+ * (Ctrl-C, a kill): the signal's default then ends it as it would have. */
+static char partial[4200];
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define NSTOP (sizeof stop_signals / sizeof stop_signals[0])
+
+static void remove_partial(int sig)
+{
+    unlink(partial);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void on_stop(struct sigaction *old, int install)
+{
+    for (size_t i = 0; i < NSTOP; i++) {
+        if (install) {
+            struct sigaction sa;
+            memset(&sa, 0, sizeof sa);
+            sa.sa_handler = remove_partial;
+            sigemptyset(&sa.sa_mask);
+            sigaction(stop_signals[i], &sa, &old[i]);
+        } else {
+            sigaction(stop_signals[i], &old[i], NULL);
+        }
+    }
+}
+
 static int64_t file_size(const char *path)
 {
     struct stat sb;
@@ -291,10 +320,12 @@ int gl_db_convert(const char *in, const char *out, int packed, struct gl_convert
                    in, v);
     }
     stats->to_version = packed ? GL_SCHEMA_VERSION : GL_SCHEMA_VERSION_UNPACKED;
-    char tmp[4200], uri[GL_DB_URI_MAX];
-    if (snprintf(tmp, sizeof tmp, "%s.partial-%ld", out, (long)getpid()) >= (int)sizeof tmp ||
+    char *tmp = partial, uri[GL_DB_URI_MAX];
+    if (snprintf(partial, sizeof partial, "%s.partial-%ld", out, (long)getpid()) >= (int)sizeof partial ||
         gl_db_read_uri(in, uri, sizeof uri))
         return say(err, errsz, "%s: the path is too long%s", in, "");
+    struct sigaction old[NSTOP];
+    on_stop(old, 1);
     struct gl_wdb w;
     memset(&w, 0, sizeof w);
     int rc = sqlite3_open_v2(tmp, &w.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_EXCLUSIVE |
@@ -304,6 +335,7 @@ int gl_db_convert(const char *in, const char *out, int packed, struct gl_convert
         say(err, errsz, "%s: cannot create it: %s", out, w.db ? sqlite3_errmsg(w.db) : "out of memory");
         sqlite3_close(w.db);
         unlink(tmp);
+        on_stop(old, 0);
         return -1;
     }
     sqlite3_busy_timeout(w.db, 2000);
@@ -339,6 +371,7 @@ int gl_db_convert(const char *in, const char *out, int packed, struct gl_convert
         rc = -1;
     }
     unlink(tmp);
+    on_stop(old, 0);
     if (!rc) {
         stats->in_bytes = file_size(in);
         stats->out_bytes = file_size(out);

@@ -190,6 +190,21 @@ with tempfile.TemporaryDirectory() as tmp:
         r = run([gl, "export"] + fmt + args)
         check("export %s: refused" % " ".join(args[-3:]), [r.returncode, says in r.stderr, r.stderr.count("\n")],
               [2, True, 1])
+    # an interrupted export: the copy whole, or nothing (the partial file removed, the signal's own end)
+    import signal
+    import time
+    for delay in (0.0, 0.02, 0.05):
+        out = os.path.join(tmp, "interrupted.db")
+        p = subprocess.Popen([gl, "export", "--format", "sqlite", "--pack", "-o", out, rows_db],
+                             stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        p.send_signal(signal.SIGINT)
+        rc = p.wait()
+        left = sorted(f for f in os.listdir(tmp) if f.startswith("interrupted"))
+        check("export interrupted after %.2f s: whole or nothing" % delay,
+              left == [] and rc == -signal.SIGINT or left == ["interrupted.db"] and rc == 0, True)
+        if os.path.exists(out):
+            os.unlink(out)
     check("export: no partial file left", [f for f in os.listdir(tmp) if "partial" in f or f in ("old.db", "j.db", "d.db")],
           [])
 
