@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -34,11 +35,8 @@ struct event_source {
     int table_done, packs_done;
 };
 
-static int say(char *err, size_t errsz, const char *fmt, const char *a, const char *b)
-{
-    snprintf(err, errsz, fmt, a, b);
-    return -1;
-}
+/* The message into err; the expression is -1. */
+#define say(err, errsz, ...) (snprintf((err), (errsz), __VA_ARGS__), -1)
 
 static void table_row(sqlite3_stmt *st, struct gl_row *row)
 {
@@ -65,7 +63,7 @@ static int next_table(sqlite3 *db, struct event_source *s, char *err, size_t err
         return 0;
     }
     s->table_done = 1;
-    return rc == SQLITE_DONE ? 0 : say(err, errsz, "reading the events: %s%s", sqlite3_errmsg(db), "");
+    return rc == SQLITE_DONE ? 0 : say(err, errsz, "reading the events: %s", sqlite3_errmsg(db));
 }
 
 /* The next pack decoded: 0 (a pack, or the end), -1 on an error. */
@@ -77,15 +75,13 @@ static int next_pack(sqlite3 *db, struct event_source *s, char *err, size_t errs
     int rc = sqlite3_step(s->packs);
     if (rc != SQLITE_ROW) {
         s->packs_done = 1;
-        return rc == SQLITE_DONE ? 0 : say(err, errsz, "reading the packs: %s%s", sqlite3_errmsg(db), "");
+        return rc == SQLITE_DONE ? 0 : say(err, errsz, "reading the packs: %s", sqlite3_errmsg(db));
     }
     int n = gl_pack_decode(sqlite3_column_blob(s->packs, 2), (size_t)sqlite3_column_bytes(s->packs, 2),
                            sqlite3_column_int(s->packs, 1), s->prow);
-    if (n < 0 || (n && s->prow[0].v[0] != sqlite3_column_int64(s->packs, 0))) {
-        char at[32];
-        snprintf(at, sizeof at, "%lld", (long long)sqlite3_column_int64(s->packs, 0));
-        return say(err, errsz, "the pack of events from seq %s is damaged%s", at, "");
-    }
+    if (n < 0 || (n && s->prow[0].v[0] != sqlite3_column_int64(s->packs, 0)))
+        return say(err, errsz, "the pack of events from seq %lld is damaged",
+                   (long long)sqlite3_column_int64(s->packs, 0));
     s->np = n;
     return 0;
 }
@@ -99,7 +95,7 @@ static int next_event(sqlite3 *db, struct event_source *s, struct gl_row *row, c
     if (!s->table_ready && !have_pack)
         return 0;
     if (s->table_ready && have_pack && s->trow.v[0] == s->prow[s->ip].v[0])
-        return say(err, errsz, "damaged: two events numbered alike in its table and its packs%s%s", "", "");
+        return say(err, errsz, "damaged: two events numbered alike in its table and its packs");
     if (s->table_ready && (!have_pack || s->trow.v[0] < s->prow[s->ip].v[0])) {
         *row = s->trow;
         s->table_ready = 0;
@@ -179,7 +175,7 @@ static int copy_events(struct gl_wdb *w, struct gl_rows *rows, int from_packed, 
 {
     struct event_source *s = calloc(1, sizeof *s);
     if (!s)
-        return say(err, errsz, "copying the events: out of memory%s%s", "", "");
+        return say(err, errsz, "copying the events: out of memory");
     int64_t total = 0;
     if (progress)
         total = gl_db_int(w->db,
@@ -199,7 +195,7 @@ static int copy_events(struct gl_wdb *w, struct gl_rows *rows, int from_packed, 
     int64_t last = 0;
     while (!rc && (got = next_event(w->db, s, &row, err, errsz)) == 1) {
         if (row.v[0] <= last) {
-            rc = say(err, errsz, "damaged: its events are not in seq order%s%s", "", "");
+            rc = say(err, errsz, "damaged: its events are not in seq order");
             break;
         }
         last = row.v[0];
@@ -243,11 +239,6 @@ static int fill(struct gl_wdb *w, int packed, int from_version, struct gl_conver
         return -1;
     }
     struct gl_rows rows;
-    char sql[160];
-    snprintf(sql, sizeof sql,
-             "UPDATE main.run SET schema_version = %d; %s", stats->to_version,
-             packed ? "INSERT OR REPLACE INTO main.meta(key, value) VALUES('packed', '1')"
-                    : "DELETE FROM main.meta WHERE key = 'packed'");
     if (copy_tables(w, &stats->tables) || gl_rows_open(&rows, w)) {
         snprintf(err, errsz, "%s", w->err);
         return -1;
@@ -258,6 +249,10 @@ static int fill(struct gl_wdb *w, int packed, int from_version, struct gl_conver
     if (!rc)
         rc = copy_events(w, &rows, from_version == GL_SCHEMA_VERSION, stats, progress, arg, err, errsz);
     gl_rows_close(&rows);
+    char sql[160]; /* the copy's layout said where its readers look */
+    snprintf(sql, sizeof sql, "UPDATE main.run SET schema_version = %d; %s", stats->to_version,
+             packed ? "INSERT OR REPLACE INTO main.meta(key, value) VALUES('packed', '1')"
+                    : "DELETE FROM main.meta WHERE key = 'packed'");
     if (!rc && (gl_wdb_exec(w, sql) || gl_schema_ref_index(w->db) != SQLITE_OK || gl_wdb_exec(w, "COMMIT"))) {
         snprintf(err, errsz, "%s", *w->err ? w->err : sqlite3_errmsg(w->db));
         rc = -1;
@@ -305,7 +300,7 @@ int gl_db_convert(const char *in, const char *out, int packed, struct gl_convert
     memset(stats, 0, sizeof *stats);
     struct stat sb;
     if (!stat(out, &sb))
-        return say(err, errsz, "%s: %s", out, "exists: a database is never overwritten (remove it, or name another)");
+        return say(err, errsz, "%s: exists: a database is never overwritten (remove it, or name another)", out);
     if (errno != ENOENT)
         return say(err, errsz, "%s: %s", out, strerror(errno));
     sqlite3 *rd = gl_db_open_read(in, err, errsz); /* the checks, with their messages */
@@ -313,28 +308,25 @@ int gl_db_convert(const char *in, const char *out, int packed, struct gl_convert
         return -1;
     stats->from_version = (int)gl_db_int(rd, "PRAGMA user_version", 0);
     sqlite3_close(rd);
-    if (stats->from_version < GL_SCHEMA_VERSION_UNPACKED) {
-        char v[16];
-        snprintf(v, sizeof v, "%d", stats->from_version);
-        return say(err, errsz, "%s: schema %s: only recordings of schema 5 or 6 are copied (read this one as it is)",
-                   in, v);
-    }
+    if (stats->from_version < GL_SCHEMA_VERSION_UNPACKED)
+        return say(err, errsz, "%s: schema %d: only recordings of schema 5 or 6 are copied (read this one as it is)",
+                   in, stats->from_version);
     stats->to_version = packed ? GL_SCHEMA_VERSION : GL_SCHEMA_VERSION_UNPACKED;
-    char *tmp = partial, uri[GL_DB_URI_MAX];
+    char uri[GL_DB_URI_MAX];
     if (snprintf(partial, sizeof partial, "%s.partial-%ld", out, (long)getpid()) >= (int)sizeof partial ||
         gl_db_read_uri(in, uri, sizeof uri))
-        return say(err, errsz, "%s: the path is too long%s", in, "");
+        return say(err, errsz, "%s: the path is too long", in);
     struct sigaction old[NSTOP];
     on_stop(old, 1);
     struct gl_wdb w;
     memset(&w, 0, sizeof w);
-    int rc = sqlite3_open_v2(tmp, &w.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_EXCLUSIVE |
+    int rc = sqlite3_open_v2(partial, &w.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_EXCLUSIVE |
                                              SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
                              NULL);
     if (rc != SQLITE_OK) {
-        say(err, errsz, "%s: cannot create it: %s", out, w.db ? sqlite3_errmsg(w.db) : "out of memory");
+        snprintf(err, errsz, "%s: cannot create it: %s", out, w.db ? sqlite3_errmsg(w.db) : "out of memory");
         sqlite3_close(w.db);
-        unlink(tmp);
+        unlink(partial);
         on_stop(old, 0);
         return -1;
     }
@@ -360,17 +352,17 @@ int gl_db_convert(const char *in, const char *out, int packed, struct gl_convert
         rc = -1;
     }
     if (sqlite3_close(w.db) != SQLITE_OK && !rc) {
-        say(err, errsz, "%s: closing the copy failed%s", out, "");
+        snprintf(err, errsz, "%s: closing the copy failed", out);
         rc = -1;
     }
     /* link, not rename: a file made at out meanwhile is not replaced
      * (rename where the file system has no links) */
-    if (!rc && link(tmp, out) && (errno == EEXIST || (errno != EPERM && errno != ENOTSUP) || rename(tmp, out))) {
-        say(err, errsz, "%s: %s", out, errno == EEXIST ? "made meanwhile by another process: left as it is"
+    if (!rc && link(partial, out) && (errno == EEXIST || (errno != EPERM && errno != ENOTSUP) || rename(partial, out))) {
+        snprintf(err, errsz, "%s: %s", out, errno == EEXIST ? "made meanwhile by another process: left as it is"
                                                        : strerror(errno));
         rc = -1;
     }
-    unlink(tmp);
+    unlink(partial);
     on_stop(old, 0);
     if (!rc) {
         stats->in_bytes = file_size(in);

@@ -304,20 +304,6 @@ static size_t step_bounds(struct gl_run *r, int nsteps, int64_t **out)
     return k;
 }
 
-/* The first of n rising bounds at or after seq (n: none). */
-static size_t first_bound_at_or_after(const int64_t *b, size_t n, int64_t seq)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (b[mid] < seq)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 int gl_growth(struct gl_run *r, int device, int nsteps, uint64_t min_bytes, struct gl_stacks *st,
               struct gl_groups *out)
 {
@@ -330,15 +316,12 @@ int gl_growth(struct gl_run *r, int device, int nsteps, uint64_t min_bytes, stru
         return -1;
     struct grouper gr = {.g = out};
     gl_u64map_init(&gr.idx);
-    /* The bounds an allocation is live at (gl_live_at) are the run of them
-     * from the first at or after its seq to the last before its free: in
-     * rising bounds, steps[] holds first each run's change (+size where it
-     * starts, -size after it ends), summed once at the end, so a run of
-     * thousands of steps costs two binary searches an allocation, not a
-     * test per step. */
-    int rising = 1;
-    for (size_t s = 1; s < nb; s++)
-        rising &= bounds[s] >= bounds[s - 1];
+    /* The bounds (rising: marks in seq order, or slices) an allocation is
+     * live at (gl_live_at) are the run of them from the first at or after
+     * its seq to the last before its free: steps[] holds first each run's
+     * change (+size where it starts, -size after it ends), summed once at
+     * the end, so a run of thousands of steps costs two binary searches an
+     * allocation, not a test per step. */
     /* group every allocation by stack; steps[] = live bytes at each bound */
     for (size_t i = 0; i < r->nallocs; i++) {
         const struct gl_alloc *a = &r->allocs[i];
@@ -347,28 +330,19 @@ int gl_growth(struct gl_run *r, int device, int nsteps, uint64_t min_bytes, stru
         struct gl_group *g = group_add(&gr, a);
         if (!g)
             continue;
-        size_t lo = 0, hi = nb;
-        if (rising) {
-            lo = first_bound_at_or_after(bounds, nb, a->seq);
-            hi = a->free_seq ? first_bound_at_or_after(bounds, nb, a->free_seq) : nb;
-            if (lo >= hi) /* live at no step's end: no series (a stack of temporaries gets none) */
-                continue;
-        }
+        size_t lo = gl_seqs_before(bounds, nb, a->seq);
+        size_t hi = a->free_seq ? gl_seqs_before(bounds, nb, a->free_seq) : nb;
+        if (lo >= hi) /* live at no step's end: no series (a stack of temporaries gets none) */
+            continue;
         if (!g->steps)
             g->steps = calloc(nb, sizeof *g->steps);
         if (!g->steps)
             continue;
-        if (!rising) {
-            for (size_t s = 0; s < nb; s++)
-                if (gl_live_at(a, bounds[s]))
-                    g->steps[s] += a->size;
-            continue;
-        }
         g->steps[lo] += a->size;
         if (hi < nb)
             g->steps[hi] -= a->size; /* wraps; the sums below come out exact */
     }
-    for (size_t i = 0; rising && i < out->n; i++)
+    for (size_t i = 0; i < out->n; i++)
         for (size_t s = 1; out->v[i].steps && s < nb; s++)
             out->v[i].steps[s] += out->v[i].steps[s - 1];
     gl_u64map_free(&gr.idx);

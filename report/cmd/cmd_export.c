@@ -204,7 +204,7 @@ static int sqlite_copy(struct gl_cli *cli)
     mib(b, sizeof b, st.out_bytes);
     fprintf(stderr, "gpuledger export: %s (schema %d, %s) -> %s (schema %d, %s%s): %lld events, %lld tables\n",
             cli->paths[0], st.from_version, a, cli->output, st.to_version, b,
-            pack ? ", packed: sqlite3 and Python read it after .load libgpuledger_sql" : ", a row per event", 
+            pack ? ", packed: sqlite3 and Python read it after .load libgpuledger_sql" : ", a row per event",
             (long long)st.events, (long long)st.tables);
     return 0;
 }

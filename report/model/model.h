@@ -312,6 +312,9 @@ int gl_run_link_blocks(struct gl_run *r, char *err, size_t errsz);
 /* The step event seq falls in (model_blocks.c): how many of r->steps
  * come before it (0 .. nsteps; a binary search). */
 size_t gl_run_step_of(const struct gl_run *r, int64_t seq);
+/* How many of n rising seqs come before seq: the index of the first at or
+ * after it (n: none). */
+size_t gl_seqs_before(const int64_t *seqs, size_t n, int64_t seq);
 /* The tables beside event_log, each in one statement (model_tables.c), and
  * each device's usage figures. 0, or -1 with "FILE: problem" in err. */
 int gl_run_load_tables(struct gl_run *r, char *err, size_t errsz);

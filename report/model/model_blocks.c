@@ -77,18 +77,23 @@ static int set_steps(struct gl_run *r, const struct gl_annots *an)
     return 0;
 }
 
-/* The step an event falls in: how many step ends come before it. */
-size_t gl_run_step_of(const struct gl_run *r, int64_t seq)
+size_t gl_seqs_before(const int64_t *seqs, size_t n, int64_t seq)
 {
-    size_t lo = 0, hi = r->nsteps;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (r->steps[mid] < seq)
+        size_t mid = lo + (hi - lo) / 2;
+        if (seqs[mid] < seq)
             lo = mid + 1;
         else
             hi = mid;
     }
     return lo;
+}
+
+/* The step an event falls in: how many step ends come before it. */
+size_t gl_run_step_of(const struct gl_run *r, int64_t seq)
+{
+    return gl_seqs_before(r->steps, r->nsteps, seq);
 }
 
 /* The range pushed at seq, or NULL. */

@@ -48,12 +48,7 @@ static int64_t tables_named(sqlite3 *db, const char *names)
 {
     char sql[256];
     snprintf(sql, sizeof sql, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN (%s)", names);
-    sqlite3_stmt *st;
-    int64_t n = 0;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return n;
+    return gl_db_int(db, sql, 0);
 }
 
 int gl_rows_direct_ok(sqlite3 *db)
