@@ -2,6 +2,8 @@
  * O(allocations log allocations) so that runs of millions of events stay
  * fast. */
 #include "analysis.h"
+#include "growth_streamed.h"
+#include "model_growth.h"
 
 #include "freemap.h"
 #include "sweep.h"
@@ -11,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pool_id.h"
 #include "u64map.h"
 
 void gl_groups_free(struct gl_groups *g)
@@ -41,12 +42,7 @@ static struct gl_group *group_add(struct grouper *gr, const struct gl_alloc *a)
 {
     uint64_t pos;
     struct gl_groups *g = gr->g;
-    /* one group per stack and category by identity or lifetime; a private
-     * pool's per pool (bit 63 apart from the others, the pool's index below
-     * the stack's) */
-    uint64_t key = a->cat == GL_CAT_PRIVATE_POOL
-                       ? 1ULL << 63 | (uint64_t)a->stack_id << 20 | (gl_private_pool_index(a->pool) & 0xfffff)
-                       : (uint64_t)a->stack_id << 8 | a->cat;
+    uint64_t key = gl_alloc_group_key(a); /* per stack, category and private pool (model_growth.h) */
     if (!gl_u64map_get(&gr->idx, key, &pos)) {
         if (g->n == gr->cap) {
             gr->cap = gr->cap ? gr->cap * 2 : 64;
@@ -304,6 +300,8 @@ static size_t step_bounds(struct gl_run *r, int nsteps, int64_t **out)
     return k;
 }
 
+static int judge_growth(struct gl_groups *out, size_t nb, int64_t *bounds, uint64_t min_bytes, struct gl_stacks *st);
+
 int gl_growth(struct gl_run *r, int device, int nsteps, uint64_t min_bytes, struct gl_stacks *st,
               struct gl_groups *out)
 {
@@ -311,8 +309,16 @@ int gl_growth(struct gl_run *r, int device, int nsteps, uint64_t min_bytes, stru
     if (nsteps < 2)
         nsteps = 2;
     int64_t *bounds = NULL;
-    size_t nb = step_bounds(r, nsteps, &bounds);
-    if (!nb)
+    size_t nb;
+    if (r->growth) { /* gathered by a live-only load (model_growth.h): the same groups */
+        if (gl_growth_groups_streamed(r, device, nsteps, &bounds, &nb, out) || !nb) {
+            gl_groups_free(out);
+            free(bounds);
+            return -1;
+        }
+        return judge_growth(out, nb, bounds, min_bytes, st);
+    }
+    if (!(nb = step_bounds(r, nsteps, &bounds)))
         return -1;
     struct grouper gr = {.g = out};
     gl_u64map_init(&gr.idx);
@@ -342,10 +348,18 @@ int gl_growth(struct gl_run *r, int device, int nsteps, uint64_t min_bytes, stru
         if (hi < nb)
             g->steps[hi] -= a->size; /* wraps; the sums below come out exact */
     }
+    gl_u64map_free(&gr.idx);
+    return judge_growth(out, nb, bounds, min_bytes, st);
+}
+
+/* The groups' changes at each step end summed into live bytes, merged by
+ * chain, and kept where they grow (in bytes of growth, biggest first);
+ * bounds freed. nb. */
+static int judge_growth(struct gl_groups *out, size_t nb, int64_t *bounds, uint64_t min_bytes, struct gl_stacks *st)
+{
     for (size_t i = 0; i < out->n; i++)
         for (size_t s = 1; out->v[i].steps && s < nb; s++)
             out->v[i].steps[s] += out->v[i].steps[s - 1];
-    gl_u64map_free(&gr.idx);
     out->nsteps = nb;
     if (st) /* one chain made at one line, whatever its native frames */
         gl_groups_merge_chains(out, st);

@@ -42,8 +42,8 @@ static int check(struct gl_cli *cli)
         if (digits && !p[digits] && access(p, F_OK) != 0)
             return gl_cli_fail(cli, "--steps takes its count as --steps=%s ('%s' is no database)", p, p);
     }
-    if (!q.steps && q.lifetime_ms <= 0) /* what is live at the end is all it reads (model.h) */
-        cli->load.parts |= GL_LOAD_LIVE_ONLY;
+    if (q.lifetime_ms <= 0) /* what is live at the end, and the steps' groups gathered as it is read (model.h) */
+        cli->load.parts |= GL_LOAD_LIVE_ONLY | (q.steps ? GL_LOAD_GROWTH : 0);
     return 0;
 }
 

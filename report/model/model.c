@@ -13,10 +13,12 @@
 #include "grow.h"
 #include "model_annot.h"
 #include "model_block_facts.h"
+#include "model_growth.h"
 #include "model_heaps.h"
 #include "model_vmm.h"
 #include "model_retention.h"
 #include "model_rows.h"
+#include "model_seglink.h"
 #include "reader.h"
 #include "u64map.h"
 
@@ -290,6 +292,10 @@ struct scan {
     int block_devs[GL_MAX_DEVICES + 1];
     int nblock_devs;
     uint8_t block_dev_seen[GL_MAX_DEVICES + 1];
+    /* GL_LOAD_GROWTH: where the records given up go, and the links of
+     * segments made as the rows come (model_seglink.h) */
+    struct gl_growth_in *grow;
+    struct gl_seglink link;
 };
 
 /* The columns every row is checked by. */
@@ -334,6 +340,11 @@ static int scan_open(struct scan *s, struct gl_run *r, int live_only, char *err,
     s->prev_seq = INT64_MIN;
     if (!live_only) /* NULL: the sweeps sort */
         r->free_order = malloc(4096 * sizeof *r->free_order);
+    s->grow = live_only ? r->growth : NULL;
+    if (s->grow && gl_seglink_init(&s->link)) {
+        snprintf(err, errsz, "%s: out of memory while loading", r->path);
+        return -1;
+    }
     s->ocap = r->free_order ? 4096 : 0;
     return 0;
 }
@@ -344,6 +355,10 @@ static void scan_close(struct scan *s)
     free(s->index.dense);
     free(s->index.freed);
     free(s->slots);
+    if (s->grow) {
+        s->grow->inexact |= s->link.inexact;
+        gl_seglink_free(&s->link);
+    }
     gl_u64map_free(&s->index.map);
     gl_u64map_free(&s->last_ts.map);
 }
@@ -436,6 +451,7 @@ static struct gl_alloc *new_alloc(struct scan *s, const struct row *w, int kind,
         *pos = r->nallocs++;
     }
     struct gl_alloc *a = &r->allocs[*pos];
+    r->allocs_made++;
     memset(a, 0, sizeof *a);
     a->seq = w->seq;
     a->alloc_ns = w->ts;
@@ -480,6 +496,8 @@ static int load_alloc(struct scan *s, const struct row *w, enum gl_skip *why)
         s->block_dev_seen[a->device + 1] = 1;
         s->block_devs[s->nblock_devs++] = a->device;
     }
+    if (s->grow && gl_seglink_alloc(&s->link, r, pos))
+        return -1;
     if (gl_kind_counts_on_device(a->kind)) {
         s->total_live += a->size;
         track(r, &s->lt, a->device, (int64_t)a->size, w->seq, w->ts, s->t0, s->span);
@@ -497,9 +515,24 @@ static struct gl_alloc *referred(struct scan *s, const struct row *w, int64_t *r
     return pos >= 0 ? &s->r->allocs[pos] : NULL;
 }
 
+/* GL_LOAD_GROWTH: the record given up, finished as a full load finishes
+ * it, into the growth analysis's groups. 0, or -1 out of memory. */
+static int give_up(struct scan *s, size_t pos)
+{
+    struct gl_alloc a = s->r->allocs[pos];
+    int blocks = s->block_dev_seen[a.device + 1];
+    if ((a.flags & GL_AF_ALLOCATOR) && !blocks)
+        s->grow->inexact = 1; /* a segment of another device claimed it: whether this one's allocator's is open */
+    gl_block_finish(s->r, s->r->annots, &a, blocks);
+    gl_retention_offer(s->r, &a);
+    return gl_growth_in_add(s->grow, &a);
+}
+
 /* Live-only: allocation pos's record is free for the next one. */
 static int reuse_later(struct scan *s, size_t pos, int64_t seq)
 {
+    if (s->grow && give_up(s, pos))
+        return -1;
     if (gl_grow((void **)&s->slots, &s->slotcap, s->nslots, sizeof *s->slots, 1024))
         return -1;
     s->slots[s->nslots++] = (uint32_t)pos;
@@ -565,6 +598,11 @@ static int load_completion_or_tag(struct scan *s, const struct row *w)
     int64_t ref;
     int gone;
     struct gl_alloc *a = referred(s, w, &ref, &gone);
+    /* a tag of a record given up: a full load would change its category
+     * (a completion changes only done_seq, which the growth analysis does
+     * not read) */
+    if (gone && s->grow && w->op == GL_OP_TAG)
+        s->grow->inexact = 1;
     /* (a free_completed after a block's `free`: a database written before
      * the two were one event) */
     if (a && w->op == GL_OP_FREE_COMPLETED && a->kind == GL_KIND_BLOCK && a->free_seq &&
@@ -681,8 +719,11 @@ static int load_events(struct gl_run *r, int live_only, char *err, size_t errsz)
         row_read(&s.g, &w);
         if (s.g.v[GL_COL_KIND] == GL_KIND_HEAP || s.g.v[GL_COL_KIND] == GL_KIND_REGION)
             r->heap_rows++; /* gl_heaps_read reads them */
-        if (w.seq <= s.prev_seq && s.prev_seq != INT64_MIN) /* repeated: frees are sorted instead */
+        if (w.seq <= s.prev_seq && s.prev_seq != INT64_MIN) { /* repeated: frees are sorted instead */
             drop_free_order(r);
+            if (s.grow) /* (the steps of a run without marks count allocations by seq) */
+                s.grow->inexact = 1;
+        }
         s.prev_seq = w.seq;
         why = row_check(&s, &w);
         if (why == GL_SKIP_COUNT && load_row(&s, &w, &why))
@@ -773,6 +814,59 @@ oom:
     return -1;
 }
 
+/* GL_LOAD_GROWTH, before the scan: the annotations and the steps they
+ * end (the scan finishes each record it gives up with them), and where
+ * the records go. 0; 1 when a full load is needed (a framework's
+ * statistics, which flag records after the scan, model_fwstats.h; or the
+ * annotations cannot be read, which the full load says in its own order);
+ * -1 with err. */
+static int growth_open(struct gl_run *r, char *err, size_t errsz)
+{
+    if (gl_run_read_annots(r, err, errsz) || gl_retention_read_early(r, err, errsz)) { /* said by the full load, in its order */
+        err[0] = 0;
+        return 1;
+    }
+    for (size_t i = 0; i < r->annots->n; i++)
+        if (r->annots->v[i].op == GL_OP_MARK && gl_is_fw_stats_label(r->annots->v[i].label))
+            return 1;
+    if (!(r->growth = calloc(1, sizeof *r->growth)) || gl_run_set_steps(r, r->annots) ||
+        gl_growth_in_init(r->growth, r->steps, r->nsteps)) {
+        snprintf(err, errsz, "%s: out of memory while loading", r->path);
+        return -1;
+    }
+    return 0;
+}
+
+/* After the scan and the links: the steps as the scan applied them (a
+ * database whose marks are in event_log alone ends its steps only after
+ * the scan: inexact), and the records kept to the end into the groups.
+ * 0, or -1 with err. */
+static int growth_close(struct gl_run *r, char *err, size_t errsz)
+{
+    struct gl_growth_in *g = r->growth;
+    size_t nb = r->nsteps >= 2 ? r->nsteps : 0;
+    if (g->nb != nb || (nb && memcmp(g->bounds, r->steps, nb * sizeof *r->steps)))
+        g->inexact = 1;
+    for (size_t i = 0; !g->inexact && i < r->nallocs; i++)
+        if (gl_growth_in_add(g, &r->allocs[i])) {
+            snprintf(err, errsz, "%s: out of memory while loading", r->path);
+            return -1;
+        }
+    return 0;
+}
+
+/* r given up for a full load of its file (GL_LOAD_GROWTH could not be
+ * gathered in the memory of the live set). */
+static struct gl_run *load_full_instead(struct gl_run *r, const struct gl_load *what, char *err, size_t errsz)
+{
+    char path[PATH_MAX];
+    struct gl_load full = *what;
+    full.parts &= ~(unsigned)(GL_LOAD_LIVE_ONLY | GL_LOAD_GROWTH);
+    snprintf(path, sizeof path, "%s", r->path);
+    gl_run_free(r);
+    return gl_run_load_with(path, &full, err, errsz);
+}
+
 struct gl_run *gl_run_load(const char *path, char *err, size_t errsz)
 {
     return gl_run_load_with(path, NULL, err, errsz);
@@ -788,9 +882,13 @@ struct gl_run *gl_run_load_with(const char *path, const struct gl_load *what, ch
     }
     snprintf(r->path, sizeof r->path, "%s", path);
     int live_only = what && (what->parts & GL_LOAD_LIVE_ONLY);
+    int growth = live_only && (what->parts & GL_LOAD_GROWTH);
     r->no_stacks = what && (what->parts & GL_LOAD_NO_STACKS);
     r->db = gl_db_open_read(path, err, errsz);
-    if (!r->db || load_run_row(r, err, errsz) || load_events(r, live_only, err, errsz)) {
+    int open_rc = !r->db || load_run_row(r, err, errsz) ? -1 : growth ? growth_open(r, err, errsz) : 0;
+    if (open_rc > 0)
+        return load_full_instead(r, what, err, errsz);
+    if (open_rc < 0 || load_events(r, live_only, err, errsz)) {
         if (r->db && !err[0])
             snprintf(err, errsz, "%s: out of memory", path);
         gl_run_free(r);
@@ -801,8 +899,14 @@ struct gl_run *gl_run_load_with(const char *path, const struct gl_load *what, ch
         gl_run_free(r);
         return NULL;
     }
-    if (gl_run_link_blocks(r, err, errsz) || gl_run_load_tables(r, err, errsz) || gl_run_load_folded(r, err, errsz) ||
-        gl_retention_load(r, err, errsz) || load_asked(r, what, err, errsz)) {
+    if (gl_run_link_blocks(r, err, errsz) || (growth && growth_close(r, err, errsz))) {
+        gl_run_free(r);
+        return NULL;
+    }
+    if (growth && r->growth->inexact) /* what was given up is needed */
+        return load_full_instead(r, what, err, errsz);
+    if (gl_run_load_tables(r, err, errsz) || gl_run_load_folded(r, err, errsz) || gl_retention_load(r, err, errsz) ||
+        load_asked(r, what, err, errsz)) {
         gl_run_free(r);
         return NULL;
     }
@@ -841,6 +945,10 @@ void gl_run_free(struct gl_run *r)
     free(r->block_facts);
     free(r->map_devs);
     free(r->fw);
+    if (r->growth) {
+        gl_growth_in_free(r->growth);
+        free(r->growth);
+    }
     gl_retention_free(r);
     gl_run_free_folded(r);
     free(r);

@@ -160,6 +160,13 @@ enum {
     /* no frames or stacks, and no allocation's stack or range read (0):
      * `summary` */
     GL_LOAD_NO_STACKS = 1u << 4,
+    /* with GL_LOAD_LIVE_ONLY: the growth analysis's groups and their
+     * bytes at each step end, gathered during the scan from every record
+     * it gives up (model_growth.h; gl_run.growth), and the stacks of those
+     * groups. Where the records given up cannot be finished as a full
+     * load finishes them, the load is a full one (growth NULL). For
+     * `leaks --steps`. */
+    GL_LOAD_GROWTH = 1u << 5,
 };
 /* An event look-up: the time of event #arg (GL_LOOKUP_EVENT), or the last
  * event stamped at or before arg ns after the run's first event, and its
@@ -195,6 +202,7 @@ struct gl_run {
     char host[256], rank[32], cmdline[1024], version[32];
     struct gl_alloc *allocs; /* in seq order */
     size_t nallocs;
+    size_t allocs_made;      /* allocations the scan kept (a live-only load keeps the records of fewer) */
     uint32_t *free_order;    /* indices into allocs in the order of their frees (free_seq rising);
                                 NULL where seqs repeat or an index would not fit */
     size_t nfree_order;
@@ -235,6 +243,7 @@ struct gl_run {
     struct gl_folded folded;  /* a bounded recording's figures (model_folded.h) */
     struct gl_retention_path *retention; /* what keeps memory alive (model_retention.h) */
     size_t n_retention;
+    struct gl_retention_links *retention_links; /* while the load links them (model_retention.c) */
     /* what the verb asked for beyond that (struct gl_load) */
     struct gl_lookup lookups[GL_MAX_LOOKUPS];
     size_t nlookups;
@@ -247,6 +256,7 @@ struct gl_run {
     struct gl_block_fact *block_facts; /* GL_LOAD_BLOCK_FACTS, by allocation index */
     struct gl_map_dev *map_devs; /* GL_LOAD_MAP_DEVICES: each mapping's device + 1 */
     size_t nmap_devs;
+    struct gl_growth_in *growth; /* GL_LOAD_GROWTH (model_growth.h), NULL in a full load */
 };
 
 struct gl_meta {
@@ -309,6 +319,16 @@ static inline int gl_is_item(const struct gl_alloc *a)
  * is the caching allocator's, each block's category by lifetime, the
  * steps, the tensor peak, gl_is_item. 0, or -1 with "FILE: problem". */
 int gl_run_link_blocks(struct gl_run *r, char *err, size_t errsz);
+/* The annotations into r->annots (model_annot.h). 0, or -1 with err. */
+int gl_run_read_annots(struct gl_run *r, char *err, size_t errsz);
+/* r->steps from the annotations, else the marks the scan kept (r->marks);
+ * made again when called again. 0, or -1 out of memory. */
+struct gl_annots;
+int gl_run_set_steps(struct gl_run *r, const struct gl_annots *an);
+/* A record's category by lifetime and whether it is a row of the ledger
+ * (GL_AF_ITEM), as the load finishes every record; blocks: its device has
+ * PyTorch's caching allocator. */
+void gl_block_finish(const struct gl_run *r, const struct gl_annots *an, struct gl_alloc *a, int blocks);
 /* The step event seq falls in (model_blocks.c): how many of r->steps
  * come before it (0 .. nsteps; a binary search). */
 size_t gl_run_step_of(const struct gl_run *r, int64_t seq);

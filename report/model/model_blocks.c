@@ -43,8 +43,12 @@ static int is_optimizer_mark(const char *label)
     return !strncmp(label, GL_OPTIMIZER_STEP_MARK, strlen(GL_OPTIMIZER_STEP_MARK));
 }
 
-static int set_steps(struct gl_run *r, const struct gl_annots *an)
+int gl_run_set_steps(struct gl_run *r, const struct gl_annots *an)
 {
+    free(r->steps);
+    r->steps = NULL;
+    r->nsteps = 0;
+    r->steps_from = GL_STEPS_NONE;
     size_t own = 0, opt = 0, nmarks = 0;
     for (size_t i = 0; i < an->n; i++)
         if (an->v[i].op == GL_OP_MARK && is_step_mark(an->v[i].label)) {
@@ -134,6 +138,19 @@ static uint8_t lifetime(const struct gl_run *r, const struct gl_annots *an, stru
     if (r->nsteps && b->free_seq && gl_run_step_of(r, b->seq) == gl_run_step_of(r, b->free_seq))
         return GL_CAT_TEMPORARIES;
     return 0;
+}
+
+void gl_block_finish(const struct gl_run *r, const struct gl_annots *an, struct gl_alloc *a, int blocks)
+{
+    if (a->kind == GL_KIND_BLOCK) {
+        if (!a->cat && a->pool) /* a CUDA graph's or a torch.cuda.MemPool's private pool */
+            a->cat = GL_CAT_PRIVATE_POOL;
+        if (!a->cat)
+            a->cat = lifetime(r, an, a);
+        a->flags |= GL_AF_ITEM;
+    } else if (gl_kind_counts_on_device(a->kind) && !(blocks && (a->flags & GL_AF_ALLOCATOR))) {
+        a->flags |= GL_AF_ITEM;
+    }
 }
 
 /* Mark the CUDA memory of the allocator's segments (GL_AF_ALLOCATOR). */
@@ -270,16 +287,21 @@ static int tensor_peaks(struct gl_run *r)
     return 0;
 }
 
-int gl_run_link_blocks(struct gl_run *r, char *err, size_t errsz)
+int gl_run_read_annots(struct gl_run *r, char *err, size_t errsz)
 {
     if (!(r->annots = calloc(1, sizeof *r->annots))) {
         snprintf(err, errsz, "%s: out of memory while loading", r->path);
         return -1;
     }
-    if (gl_annots_read(r, r->annots, err, errsz))
+    return gl_annots_read(r, r->annots, err, errsz);
+}
+
+int gl_run_link_blocks(struct gl_run *r, char *err, size_t errsz)
+{
+    if (!r->annots && gl_run_read_annots(r, err, errsz)) /* (read before the scan for GL_LOAD_GROWTH) */
         return -1;
     const struct gl_annots an = *r->annots; /* kept in the run (model_annot.h) */
-    int rc = set_steps(r, &an);
+    int rc = gl_run_set_steps(r, &an);
     for (size_t i = 0; !rc && i < r->nallocs; i++) {
         const struct gl_alloc *a = &r->allocs[i];
         if (a->kind == GL_KIND_BLOCK || a->kind == GL_KIND_SEGMENT) {
@@ -293,16 +315,7 @@ int gl_run_link_blocks(struct gl_run *r, char *err, size_t errsz)
     for (size_t i = 0; !rc && i < r->nallocs; i++) {
         struct gl_alloc *a = &r->allocs[i];
         const struct gl_device *dev = r->has_blocks ? find_device(r, a->device) : NULL;
-        int blocks = dev && dev->blocks;
-        if (a->kind == GL_KIND_BLOCK) {
-            if (!a->cat && a->pool) /* a CUDA graph's or a torch.cuda.MemPool's private pool */
-                a->cat = GL_CAT_PRIVATE_POOL;
-            if (!a->cat)
-                a->cat = lifetime(r, &an, a);
-            a->flags |= GL_AF_ITEM;
-        } else if (gl_kind_counts_on_device(a->kind) && !(blocks && (a->flags & GL_AF_ALLOCATOR))) {
-            a->flags |= GL_AF_ITEM;
-        }
+        gl_block_finish(r, &an, a, dev && dev->blocks);
     }
     if (!rc && r->has_blocks && !r->live_only) /* a replay of every block's life */
         rc = tensor_peaks(r);

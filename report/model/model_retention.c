@@ -29,8 +29,11 @@ static int moment_of(const char *name)
     return -1;
 }
 
+static void links_free(struct gl_run *r);
+
 void gl_retention_free(struct gl_run *r)
 {
+    links_free(r);
     for (size_t i = 0; i < r->n_retention; i++) {
         free(r->retention[i].path);
         free(r->retention[i].root_file);
@@ -46,46 +49,76 @@ static char *dup_text(sqlite3_stmt *st, int col)
     return strdup(t ? (const char *)t : "");
 }
 
-/* Each path's block: the allocation at its address live after its seq,
- * a PyTorch block before the CUDA allocation starting at the same place. */
-static int link_blocks(struct gl_run *r)
+/* Paths by address, for each allocation to find the paths it may be the
+ * block of: ptr -> 1 + index of its first path, and each path's next. */
+struct gl_retention_links {
+    struct gl_u64map first;
+    size_t *next;
+    int copy; /* the blocks are copies (records a live-only load gives up) */
+};
+
+static void links_free(struct gl_run *r)
 {
-    if (!r->n_retention || !r->retention)
-        return 0;
-    struct gl_u64map first; /* ptr -> 1 + index of its first path */
-    size_t *next = calloc(r->n_retention + 1, sizeof *next);
-    if (!next)
+    if (!r->retention_links)
+        return;
+    gl_u64map_free(&r->retention_links->first);
+    free(r->retention_links->next);
+    free(r->retention_links);
+    r->retention_links = NULL;
+}
+
+static int links_open(struct gl_run *r, int copy)
+{
+    struct gl_retention_links *l = calloc(1, sizeof *l);
+    if (!l)
         return -1;
-    gl_u64map_init(&first);
+    r->retention_links = l;
+    l->copy = copy;
+    gl_u64map_init(&l->first);
+    if (!(l->next = calloc(r->n_retention + 1, sizeof *l->next)))
+        return -1;
     for (size_t k = r->n_retention; k-- > 0;) {
         uint64_t head = 0;
-        gl_u64map_get(&first, r->retention[k].ptr, &head);
-        next[k] = (size_t)head;
-        if (gl_u64map_put(&first, r->retention[k].ptr, k + 1)) {
-            gl_u64map_free(&first);
-            free(next);
+        gl_u64map_get(&l->first, r->retention[k].ptr, &head);
+        l->next[k] = (size_t)head;
+        if (gl_u64map_put(&l->first, r->retention[k].ptr, k + 1))
             return -1;
-        }
     }
-    for (size_t i = 0; i < r->nallocs; i++) {
-        const struct gl_alloc *a = &r->allocs[i];
-        uint64_t head;
-        if (!gl_u64map_get(&first, a->addr, &head))
-            continue;
-        for (size_t k = (size_t)head; k && k <= r->n_retention; k = next[k - 1]) {
-            struct gl_retention_path *p = &r->retention[k - 1];
-            if (!gl_live_at(a, p->seq) || !gl_op_is_alloc(a->op))
-                continue;
-            if (!p->block || (p->block->kind != GL_KIND_BLOCK && a->kind == GL_KIND_BLOCK))
-                p->block = a;
-        }
-    }
-    gl_u64map_free(&first);
-    free(next);
     return 0;
 }
 
-int gl_retention_load(struct gl_run *r, char *err, size_t errsz)
+/* Each path's block: the allocation at its address live after its seq, a
+ * PyTorch block before the CUDA allocation starting at the same place,
+ * the first made of either (whatever order they are offered in). */
+static int better_block(const struct gl_alloc *a, const struct gl_alloc *b)
+{
+    if ((a->kind == GL_KIND_BLOCK) != (b->kind == GL_KIND_BLOCK))
+        return a->kind == GL_KIND_BLOCK;
+    return a->seq < b->seq;
+}
+
+void gl_retention_offer(struct gl_run *r, const struct gl_alloc *a)
+{
+    const struct gl_retention_links *l = r->retention_links;
+    uint64_t head;
+    if (!l || !gl_u64map_get(&l->first, a->addr, &head))
+        return;
+    for (size_t k = (size_t)head; k && k <= r->n_retention; k = l->next[k - 1]) {
+        struct gl_retention_path *p = &r->retention[k - 1];
+        if (!gl_live_at(a, p->seq) || !gl_op_is_alloc(a->op) || (p->block && !better_block(a, p->block)))
+            continue;
+        if (l->copy) {
+            p->held = *a;
+            p->block = &p->held;
+        } else {
+            p->block = a;
+        }
+    }
+}
+
+/* The table's rows (no block linked yet). 0, or -1 with err. */
+static int read_paths(struct gl_run *r, char *err, size_t errsz)
+
 {
     r->retention = NULL;
     r->n_retention = 0;
@@ -131,15 +164,40 @@ int gl_retention_load(struct gl_run *r, char *err, size_t errsz)
         gl_retention_free(r);
         return -1;
     }
-    if (link_blocks(r)) {
-        gl_retention_free(r);
-        snprintf(err, errsz, "%s: out of memory reading retention", r->path);
-        return -1;
-    }
     return 0;
 oom:
     sqlite3_finalize(st);
     gl_retention_free(r);
     snprintf(err, errsz, "%s: out of memory reading retention", r->path);
     return -1;
+}
+
+int gl_retention_read_early(struct gl_run *r, char *err, size_t errsz)
+{
+    if (read_paths(r, err, errsz))
+        return -1;
+    if (r->n_retention && links_open(r, 1)) {
+        links_free(r);
+        gl_retention_free(r);
+        snprintf(err, errsz, "%s: out of memory reading retention", r->path);
+        return -1;
+    }
+    return 0;
+}
+
+int gl_retention_load(struct gl_run *r, char *err, size_t errsz)
+{
+    int opened = r->retention_links != NULL; /* gl_retention_read_early: the records given up were offered */
+    if (!opened && read_paths(r, err, errsz))
+        return -1;
+    if (!opened && r->n_retention && links_open(r, 0)) {
+        links_free(r);
+        gl_retention_free(r);
+        snprintf(err, errsz, "%s: out of memory reading retention", r->path);
+        return -1;
+    }
+    for (size_t i = 0; r->retention_links && i < r->nallocs; i++)
+        gl_retention_offer(r, &r->allocs[i]);
+    links_free(r);
+    return 0;
 }

@@ -12,6 +12,7 @@
 
 #include "frames.h"
 #include "model.h"
+#include "model_growth.h"
 #include "model_heaps.h"
 #include "model_usage.h"
 #include "grow.h"
@@ -377,6 +378,8 @@ int gl_run_load_live_stacks(struct gl_run *r)
         rc = want_stack(&want, r->heaps->heaps[i].stack_id);
     for (size_t i = 0; !rc && r->heaps && i < r->heaps->nregions; i++)
         rc = want_stack(&want, r->heaps->regions[i].stack_id);
+    for (size_t i = 0; !rc && r->growth && i < r->growth->n; i++)
+        rc = want_stack(&want, r->growth->v[i].sample.stack_id);
     /* a look-up per stack and frame costs several rows of a scan: past a
      * quarter of the stacks, every stack is read */
     if (!rc)

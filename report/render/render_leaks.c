@@ -138,7 +138,7 @@ static void growing_text(FILE *f, struct gl_leaks_view *v, int top)
                 r->steps_from == GL_STEPS_OPTIMIZER ? "the optimizer's step()" : "the program's marks");
     else
         fprintf(f, "\ngrowing step after step (%d slices of %zu allocation%s):", v->nsteps,
-                r->nallocs / (size_t)v->nsteps, gl_s(r->nallocs / (size_t)v->nsteps));
+                r->allocs_made / (size_t)v->nsteps, gl_s(r->allocs_made / (size_t)v->nsteps));
     if (!v->growing.n)
         fprintf(f, " none\n");
     else

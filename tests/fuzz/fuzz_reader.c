@@ -47,6 +47,7 @@ static const char *const verbs[][8] = {
     {"report", "--at", "#5", NULL}, /* a bounded recording's steps: a moment placed, maybe refused */
     {"report", "--at", "20us", NULL},
     {"leaks", "--steps", "--lifetime-ms", "1", NULL},
+    {"leaks", "--steps=3", "--format", "json", NULL}, /* gathered during the scan (model_growth.h) */
     {"leaks", "--format", "json", NULL},
     {"holes", "--format", "json", "--series", NULL},
     {"export", "--format", "perfetto", NULL},
