@@ -334,19 +334,8 @@ int gl_growth(struct gl_run *r, int device, int nsteps, uint64_t min_bytes, stru
         if (!gl_is_item(a) || !dev_match(device, a->device))
             continue;
         struct gl_group *g = group_add(&gr, a);
-        if (!g)
-            continue;
-        size_t lo = gl_seqs_before(bounds, nb, a->seq);
-        size_t hi = a->free_seq ? gl_seqs_before(bounds, nb, a->free_seq) : nb;
-        if (lo >= hi) /* live at no step's end: no series (a stack of temporaries gets none) */
-            continue;
-        if (!g->steps)
-            g->steps = calloc(nb, sizeof *g->steps);
-        if (!g->steps)
-            continue;
-        g->steps[lo] += a->size;
-        if (hi < nb)
-            g->steps[hi] -= a->size; /* wraps; the sums below come out exact */
+        if (g) /* (out of memory: the group goes on without this one's bytes) */
+            (void)gl_steps_add_life(&g->steps, bounds, nb, a->seq, a->free_seq, a->size);
     }
     gl_u64map_free(&gr.idx);
     return judge_growth(out, nb, bounds, min_bytes, st);

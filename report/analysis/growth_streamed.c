@@ -136,19 +136,7 @@ int gl_growth_groups_streamed(const struct gl_run *r, int device, int nsteps, in
         size_t o = at[g->group[i]];
         if (o == SIZE_MAX)
             continue;
-        int64_t free_seq = gl_growth_row_free(g, i);
-        size_t lo = gl_seqs_before(*bounds, *nb, g->seq[i]);
-        size_t hi = free_seq ? gl_seqs_before(*bounds, *nb, free_seq) : *nb;
-        if (lo >= hi)
-            continue;
-        uint64_t **st = &out->v[o].steps;
-        if (!*st && !(*st = calloc(*nb, sizeof **st))) {
-            rc = -1;
-            break;
-        }
-        (*st)[lo] += g->size[i];
-        if (hi < *nb)
-            (*st)[hi] -= g->size[i];
+        rc = gl_steps_add_life(&out->v[o].steps, *bounds, *nb, g->seq[i], gl_growth_row_free(g, i), g->size[i]);
     }
     free(at);
     return rc;

@@ -28,10 +28,10 @@
 #include "model_annot.h"
 #include "model_blocks.h"
 #include "model_fwstats.h"
+#include "model_seglink.h"
 #include "reader.h"
 #include "u64map.h"
 
-#define MAX_PENDING_MAPS 4096 /* mappings waiting for a segment row to claim them */
 
 static int is_step_mark(const char *label)
 {
@@ -179,7 +179,7 @@ static void claim_mappings(struct gl_run *r, struct linker *l, uint64_t lo, uint
 
 static int link_segments(struct gl_run *r)
 {
-    struct linker l = {.maps = malloc(MAX_PENDING_MAPS * sizeof(size_t))};
+    struct linker l = {.maps = malloc(GL_PENDING_MAPS * sizeof(size_t))};
     gl_u64map_init(&l.device_at);
     gl_u64map_init(&l.handle_at);
     int rc = l.maps ? 0 : -1;
@@ -191,7 +191,7 @@ static int link_segments(struct gl_run *r)
         else if (a->kind == GL_KIND_PHYSICAL)
             rc = gl_u64map_put(&l.handle_at, a->addr, i);
         else if (a->kind == GL_KIND_MAPPING) {
-            if (l.nmaps == MAX_PENDING_MAPS) /* mappings no segment claimed (not the allocator's) */
+            if (l.nmaps == GL_PENDING_MAPS) /* mappings no segment claimed (not the allocator's) */
                 memmove(l.maps, l.maps + 1, --l.nmaps * sizeof *l.maps);
             l.maps[l.nmaps++] = i;
         } else if (a->kind == GL_KIND_SEGMENT) {

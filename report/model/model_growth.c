@@ -128,15 +128,20 @@ int gl_growth_in_add(struct gl_growth_in *g, const struct gl_alloc *a)
     grp->last_ns = a->alloc_ns > grp->last_ns ? a->alloc_ns : grp->last_ns;
     if (!g->bounds)
         return keep_row(g, a, at);
-    /* the step ends it is live at: [lo, hi) (analysis.c, gl_growth) */
-    size_t lo = gl_seqs_before(g->bounds, g->nb, a->seq);
-    size_t hi = a->free_seq ? gl_seqs_before(g->bounds, g->nb, a->free_seq) : g->nb;
-    if (lo >= hi)
+    return gl_steps_add_life(&grp->steps, g->bounds, g->nb, a->seq, a->free_seq, a->size);
+}
+
+int gl_steps_add_life(uint64_t **steps, const int64_t *bounds, size_t nb, int64_t seq, int64_t free_seq,
+                      uint64_t size)
+{
+    size_t lo = gl_seqs_before(bounds, nb, seq);
+    size_t hi = free_seq ? gl_seqs_before(bounds, nb, free_seq) : nb;
+    if (lo >= hi) /* live at no step's end: no series (a stack of temporaries gets none) */
         return 0;
-    if (!grp->steps && !(grp->steps = calloc(g->nb, sizeof *grp->steps)))
+    if (!*steps && !(*steps = calloc(nb, sizeof **steps)))
         return -1;
-    grp->steps[lo] += a->size;
-    if (hi < g->nb)
-        grp->steps[hi] -= a->size; /* wraps; the sums come out exact */
+    (*steps)[lo] += size;
+    if (hi < nb)
+        (*steps)[hi] -= size;
     return 0;
 }

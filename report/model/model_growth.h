@@ -55,6 +55,13 @@ void gl_growth_in_free(struct gl_growth_in *g);
 /* A finished record (gl_is_item: counted; the rest: nothing). 0, or -1 out
  * of memory. */
 int gl_growth_in_add(struct gl_growth_in *g, const struct gl_alloc *a);
+/* An allocation of `size` bytes live from seq to free_seq (0: never
+ * freed) into *steps, the changes at nb rising step ends it is live at
+ * (gl_live_at): +size at the first at or after seq, -size at the first at
+ * or after free_seq (wrapping; summed in order the bytes come out exact).
+ * *steps is made (nb zeroes) at the first change. 0, or -1 out of memory. */
+int gl_steps_add_life(uint64_t **steps, const int64_t *bounds, size_t nb, int64_t seq, int64_t free_seq,
+                      uint64_t size);
 /* The free seq of row i (0: never freed). */
 int64_t gl_growth_row_free(const struct gl_growth_in *g, size_t i);
 

@@ -67,24 +67,29 @@ static void links_free(struct gl_run *r)
     r->retention_links = NULL;
 }
 
-static int links_open(struct gl_run *r, int copy)
+/* The paths by address, made once they are read. 0, or -1 with err (and
+ * the paths given up). */
+static int links_open(struct gl_run *r, int copy, char *err, size_t errsz)
 {
     struct gl_retention_links *l = calloc(1, sizeof *l);
-    if (!l)
-        return -1;
-    r->retention_links = l;
-    l->copy = copy;
-    gl_u64map_init(&l->first);
-    if (!(l->next = calloc(r->n_retention + 1, sizeof *l->next)))
-        return -1;
-    for (size_t k = r->n_retention; k-- > 0;) {
+    int rc = l ? 0 : -1;
+    if (l) {
+        r->retention_links = l;
+        l->copy = copy;
+        gl_u64map_init(&l->first);
+        rc = (l->next = calloc(r->n_retention + 1, sizeof *l->next)) ? 0 : -1;
+    }
+    for (size_t k = r->n_retention; !rc && k-- > 0;) {
         uint64_t head = 0;
         gl_u64map_get(&l->first, r->retention[k].ptr, &head);
         l->next[k] = (size_t)head;
-        if (gl_u64map_put(&l->first, r->retention[k].ptr, k + 1))
-            return -1;
+        rc = gl_u64map_put(&l->first, r->retention[k].ptr, k + 1);
     }
-    return 0;
+    if (rc) {
+        gl_retention_free(r); /* (the links too) */
+        snprintf(err, errsz, "%s: out of memory reading retention", r->path);
+    }
+    return rc;
 }
 
 /* Each path's block: the allocation at its address live after its seq, a
@@ -118,7 +123,6 @@ void gl_retention_offer(struct gl_run *r, const struct gl_alloc *a)
 
 /* The table's rows (no block linked yet). 0, or -1 with err. */
 static int read_paths(struct gl_run *r, char *err, size_t errsz)
-
 {
     r->retention = NULL;
     r->n_retention = 0;
@@ -174,29 +178,16 @@ oom:
 
 int gl_retention_read_early(struct gl_run *r, char *err, size_t errsz)
 {
-    if (read_paths(r, err, errsz))
-        return -1;
-    if (r->n_retention && links_open(r, 1)) {
-        links_free(r);
-        gl_retention_free(r);
-        snprintf(err, errsz, "%s: out of memory reading retention", r->path);
-        return -1;
-    }
-    return 0;
+    return read_paths(r, err, errsz) || links_open(r, 1, err, errsz) ? -1 : 0;
 }
 
 int gl_retention_load(struct gl_run *r, char *err, size_t errsz)
 {
-    int opened = r->retention_links != NULL; /* gl_retention_read_early: the records given up were offered */
-    if (!opened && read_paths(r, err, errsz))
+    /* read before the scan (gl_retention_read_early): the records it gave
+     * up were offered, the records kept are offered now */
+    if (!r->retention_links && (read_paths(r, err, errsz) || links_open(r, 0, err, errsz)))
         return -1;
-    if (!opened && r->n_retention && links_open(r, 0)) {
-        links_free(r);
-        gl_retention_free(r);
-        snprintf(err, errsz, "%s: out of memory reading retention", r->path);
-        return -1;
-    }
-    for (size_t i = 0; r->retention_links && i < r->nallocs; i++)
+    for (size_t i = 0; r->n_retention && i < r->nallocs; i++)
         gl_retention_offer(r, &r->allocs[i]);
     links_free(r);
     return 0;

@@ -4,15 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_PENDING_MAPS 4096 /* as model_blocks.c's link_segments */
-
 int gl_seglink_init(struct gl_seglink *l)
 {
     memset(l, 0, sizeof *l);
     gl_u64map_init(&l->device_at);
     gl_u64map_init(&l->handle_at);
     gl_u64map_init(&l->handle_seq);
-    l->maps = malloc(MAX_PENDING_MAPS * sizeof *l->maps);
+    l->maps = malloc(GL_PENDING_MAPS * sizeof *l->maps);
     return l->maps ? 0 : -1;
 }
 
@@ -57,7 +55,7 @@ int gl_seglink_alloc(struct gl_seglink *l, struct gl_run *r, size_t pos)
     case GL_KIND_PHYSICAL:
         return gl_u64map_put(&l->handle_at, a->addr, pos) || gl_u64map_put(&l->handle_seq, a->addr, (uint64_t)a->seq);
     case GL_KIND_MAPPING:
-        if (l->nmaps == MAX_PENDING_MAPS) /* mappings no segment claimed (not the allocator's) */
+        if (l->nmaps == GL_PENDING_MAPS) /* mappings no segment claimed (not the allocator's) */
             memmove(l->maps, l->maps + 1, --l->nmaps * sizeof *l->maps);
         l->maps[l->nmaps].addr = a->addr;
         l->maps[l->nmaps++].handle = a->aux;

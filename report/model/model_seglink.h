@@ -16,6 +16,10 @@
 #include "model.h"
 #include "u64map.h"
 
+/* mappings waiting for a segment row to claim them (past that, the oldest
+ * is no allocator's): here and in model_blocks.c's link_segments */
+#define GL_PENDING_MAPS 4096
+
 struct gl_seglink {
     struct gl_u64map device_at;  /* address -> record of the latest cudaMalloc-like allocation */
     struct gl_u64map handle_at;  /* handle -> record of the latest cuMemCreate of it */

@@ -10,7 +10,6 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
-#include <dirent.h>
 #include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,6 +18,7 @@
 #include <unistd.h>
 
 #include "analysis.h"
+#include "golden_dbs.h"
 #include "model.h"
 #include "model_growth.h"
 #include "model_retention.h"
@@ -98,27 +98,16 @@ static int compare(const char *path)
     return gathered;
 }
 
+static void compare_golden(const char *path)
+{
+    streamed += (size_t)compare(path);
+}
+
 static void test_golden_databases_agree(void **state)
 {
     (void)state;
-    const char *root = getenv("GL_SOURCE_ROOT");
-    assert_non_null(root);
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s/tests/golden/db", root);
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    struct dirent *e;
-    size_t n = 0;
-    while ((e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (len < 4 || strcmp(e->d_name + len - 3, ".db"))
-            continue;
-        char path[2048];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        streamed += (size_t)compare(path);
-        n++;
-    }
-    closedir(d);
+    assert_non_null(getenv("GL_SOURCE_ROOT"));
+    size_t n = gl_each_golden_db(compare_golden);
     printf("%zu databases, %zu gathered during the scan: %zu groups, %zu step ends, %zu retention paths' blocks "
            "compared\n",
            n, streamed, compared_groups, compared_steps, linked_paths);

@@ -9,13 +9,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
-#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
+#include "golden_dbs.h"
 #include "frames.h"
 #include "model.h"
 
@@ -123,26 +123,10 @@ static void compare(const char *path)
 static void test_golden_databases_agree(void **state)
 {
     (void)state;
-    const char *root = getenv("GL_SOURCE_ROOT");
-    assert_non_null(root);
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s/tests/golden/db", root);
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    struct dirent *e;
-    int n = 0;
-    while ((e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (len < 4 || strcmp(e->d_name + len - 3, ".db"))
-            continue;
-        char path[2048];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        compare(path);
-        n++;
-    }
-    closedir(d);
+    assert_non_null(getenv("GL_SOURCE_ROOT"));
+    size_t n = gl_each_golden_db(compare);
     assert_true(n >= 20); /* the golden set, not an empty folder */
-    printf("%d databases: %zu records in full, %zu live-only (%zu blocks waiting for completion), %zu stacks "
+    printf("%zu databases: %zu records in full, %zu live-only (%zu blocks waiting for completion), %zu stacks "
            "compared\n",
            n, full_records, live_records, pending_blocks, stacks_compared);
     assert_true(stacks_compared > 100);
