@@ -7,6 +7,7 @@
 #include "frames.h"
 #include "grow.h"
 #include "model.h"
+#include "model_pool_sweep.h"
 
 /* A frame a view's table refers to (it lives in the run's frames). */
 struct gl_frame_ref {
@@ -117,8 +118,6 @@ struct gl_cat_total {
 size_t gl_category_totals(const struct gl_groups *g, struct gl_cat_total *out, size_t max);
 
 /* ---- holes ---- */
-
-#define GL_HOLE_SAMPLES 64 /* a series: this many intervals, measured at both ends */
 
 struct gl_hole_stat {
     int64_t seq, ts_ns;

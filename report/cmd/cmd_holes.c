@@ -44,7 +44,7 @@ const struct gl_cmd_spec gl_holes_spec = {
     .opts = opts,
     .opt = opt,
     .reset = reset,
-    .loads = GL_LOAD_HEAPS,
+    .loads = GL_LOAD_HEAPS | GL_LOAD_LIVE_ONLY | GL_LOAD_HOLES, /* the pools replayed in the scan */
     .one_at_a_time = 1,
 };
 

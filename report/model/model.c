@@ -14,6 +14,7 @@
 #include "model_annot.h"
 #include "model_block_facts.h"
 #include "model_growth.h"
+#include "model_pool_sweep.h"
 #include "model_heaps.h"
 #include "model_vmm.h"
 #include "model_retention.h"
@@ -296,6 +297,10 @@ struct scan {
      * segments made as the rows come (model_seglink.h) */
     struct gl_growth_in *grow;
     struct gl_seglink link;
+    /* GL_LOAD_HOLES: the pools' replays, and the records kept whole (by
+     * kind, and the CUDA allocations heaps were registered in, by seq) */
+    struct gl_pools_in *pools;
+    struct gl_u64map pinned;
 };
 
 /* The columns every row is checked by. */
@@ -341,6 +346,10 @@ static int scan_open(struct scan *s, struct gl_run *r, int live_only, char *err,
     if (!live_only) /* NULL: the sweeps sort */
         r->free_order = malloc(4096 * sizeof *r->free_order);
     s->grow = live_only ? r->growth : NULL;
+    s->pools = live_only ? r->pool_replays : NULL;
+    if (s->pools)
+        s->pools->end = maxseq; /* the last row: kept, as gl_run_load_with checks after the scan */
+    gl_u64map_init(&s->pinned);
     if (s->grow && gl_seglink_init(&s->link)) {
         snprintf(err, errsz, "%s: out of memory while loading", r->path);
         return -1;
@@ -470,6 +479,35 @@ static struct gl_alloc *new_alloc(struct scan *s, const struct row *w, int kind,
     return a;
 }
 
+/* GL_LOAD_HOLES: records kept whole (the reserved ranges and heaps holes
+ * reads from records, and the allocations heaps live in). */
+static int kept_whole(const struct scan *s, const struct gl_alloc *a)
+{
+    uint64_t v;
+    return a->kind == GL_KIND_VA || a->kind == GL_KIND_MAPPING || a->kind == GL_KIND_HEAP ||
+           a->kind == GL_KIND_REGION || gl_u64map_get(&s->pinned, (uint64_t)a->seq, &v);
+}
+
+/* GL_LOAD_HOLES: a pool's allocation into its replay; a heap's register:
+ * the CUDA allocation it lies in (the first one live now, as gl_heaps_read
+ * looks it up after the load) kept whole. 0, or -1 out of memory. */
+static int pools_alloc(struct scan *s, const struct gl_alloc *a)
+{
+    const struct gl_run *r = s->r;
+    if (a->kind == GL_KIND_ASYNC)
+        return gl_pools_in_alloc(s->pools, a->pool, a->device, a->seq, a->alloc_ns, a->addr, a->size);
+    if (a->kind != GL_KIND_HEAP)
+        return 0;
+    const struct gl_alloc *in = NULL;
+    for (size_t i = 0; i < r->nallocs; i++) {
+        const struct gl_alloc *x = &r->allocs[i];
+        if (gl_kind_counts_on_device(x->kind) && !x->free_seq && x->addr <= a->addr &&
+            a->addr + a->size <= x->addr + x->size && (!in || x->seq < in->seq))
+            in = x;
+    }
+    return in ? gl_u64map_put(&s->pinned, (uint64_t)in->seq, 1) : 0;
+}
+
 /* An allocation: 0 (*why set when skipped), or -1 out of memory. */
 static int load_alloc(struct scan *s, const struct row *w, enum gl_skip *why)
 {
@@ -497,6 +535,8 @@ static int load_alloc(struct scan *s, const struct row *w, enum gl_skip *why)
         s->block_devs[s->nblock_devs++] = a->device;
     }
     if (s->grow && gl_seglink_alloc(&s->link, r, pos))
+        return -1;
+    if (s->pools && pools_alloc(s, a))
         return -1;
     if (gl_kind_counts_on_device(a->kind)) {
         s->total_live += a->size;
@@ -531,6 +571,8 @@ static int give_up(struct scan *s, size_t pos)
 /* Live-only: allocation pos's record is free for the next one. */
 static int reuse_later(struct scan *s, size_t pos, int64_t seq)
 {
+    if (s->pools && kept_whole(s, &s->r->allocs[pos]))
+        return 0;
     if (s->grow && give_up(s, pos))
         return -1;
     if (gl_grow((void **)&s->slots, &s->slotcap, s->nslots, sizeof *s->slots, 1024))
@@ -573,6 +615,9 @@ static int load_free(struct scan *s, const struct row *w)
         return GL_SKIP_FREE_NOTHING;
     a->free_seq = w->seq;
     a->free_ns = w->ts;
+    if (s->pools && a->kind == GL_KIND_ASYNC &&
+        gl_pools_in_free(s->pools, a->pool, a->device, w->seq, w->ts, a->addr))
+        return -1;
     if (s->r->free_order)
         free_in_order(s, (size_t)(a - s->r->allocs));
     if (gl_kind_counts_on_device(a->kind)) {
@@ -693,7 +738,7 @@ static void live_only_finish(struct scan *s)
     size_t k = 0;
     for (size_t i = 0; i < r->nallocs; i++) { /* what reuse_later did not give up */
         const struct gl_alloc *a = &r->allocs[i];
-        if (!a->free_seq || (a->kind == GL_KIND_BLOCK && !a->done_seq))
+        if (!a->free_seq || (a->kind == GL_KIND_BLOCK && !a->done_seq) || (s->pools && kept_whole(s, a)))
             r->allocs[k++] = *a;
     }
     r->nallocs = k;
@@ -723,6 +768,8 @@ static int load_events(struct gl_run *r, int live_only, char *err, size_t errsz)
             drop_free_order(r);
             if (s.grow) /* (the steps of a run without marks count allocations by seq) */
                 s.grow->inexact = 1;
+            if (s.pools) /* (a full load's sweeps order the frees of one seq) */
+                s.pools->inexact = 1;
         }
         s.prev_seq = w.seq;
         why = row_check(&s, &w);
@@ -735,6 +782,7 @@ static int load_events(struct gl_run *r, int live_only, char *err, size_t errsz)
     }
     scan_close(&s);
     if (rc != SQLITE_DONE) {
+        gl_u64map_free(&s.pinned);
         r->first_ns = s.kmin <= s.kmax ? s.kmin : s.t0;
         r->last_ns = s.kmin <= s.kmax ? s.kmax : s.t1;
         /* SQLite's own error, or the packs' decoder's (SQLite then has none) */
@@ -753,9 +801,11 @@ static int load_events(struct gl_run *r, int live_only, char *err, size_t errsz)
             gl_run_device(r, r->fails[i].device);
     if (live_only)
         live_only_finish(&s);
+    gl_u64map_free(&s.pinned);
     return 0;
 oom:
     scan_close(&s);
+    gl_u64map_free(&s.pinned);
     snprintf(err, errsz, "%s: out of memory while loading", r->path);
     return -1;
 }
@@ -855,13 +905,13 @@ static int growth_close(struct gl_run *r, char *err, size_t errsz)
     return 0;
 }
 
-/* r given up for a full load of its file (GL_LOAD_GROWTH could not be
- * gathered in the memory of the live set). */
+/* r given up for a full load of its file (GL_LOAD_GROWTH or GL_LOAD_HOLES
+ * could not be gathered in the memory of the live set). */
 static struct gl_run *load_full_instead(struct gl_run *r, const struct gl_load *what, char *err, size_t errsz)
 {
     char path[PATH_MAX];
-    struct gl_load full = *what;
-    full.parts &= ~(unsigned)(GL_LOAD_LIVE_ONLY | GL_LOAD_GROWTH);
+    struct gl_load full = what ? *what : (struct gl_load){0};
+    full.parts &= ~(unsigned)(GL_LOAD_LIVE_ONLY | GL_LOAD_GROWTH | GL_LOAD_HOLES);
     snprintf(path, sizeof path, "%s", r->path);
     gl_run_free(r);
     return gl_run_load_with(path, &full, err, errsz);
@@ -883,6 +933,14 @@ struct gl_run *gl_run_load_with(const char *path, const struct gl_load *what, ch
     snprintf(r->path, sizeof r->path, "%s", path);
     int live_only = what && (what->parts & GL_LOAD_LIVE_ONLY);
     int growth = live_only && (what->parts & GL_LOAD_GROWTH);
+    int holes = live_only && (what->parts & GL_LOAD_HOLES);
+    if (holes && !(r->pool_replays = calloc(1, sizeof *r->pool_replays))) {
+        snprintf(err, errsz, "%s: out of memory", path);
+        free(r);
+        return NULL;
+    }
+    if (holes)
+        gl_pools_in_init(r->pool_replays, 0);
     r->no_stacks = what && (what->parts & GL_LOAD_NO_STACKS);
     r->db = gl_db_open_read(path, err, errsz);
     int open_rc = !r->db || load_run_row(r, err, errsz) ? -1 : growth ? growth_open(r, err, errsz) : 0;
@@ -893,6 +951,16 @@ struct gl_run *gl_run_load_with(const char *path, const struct gl_load *what, ch
             snprintf(err, errsz, "%s: out of memory", path);
         gl_run_free(r);
         return NULL;
+    }
+    if (r->pool_replays) {
+        if (gl_pools_in_finish(r->pool_replays)) {
+            snprintf(err, errsz, "%s: out of memory while loading", r->path);
+            gl_run_free(r);
+            return NULL;
+        }
+        /* the replays end at the last row, which must be one kept */
+        if (r->pool_replays->inexact || r->last_seq != r->pool_replays->end)
+            return load_full_instead(r, what, err, errsz);
     }
     optimizer_steps(r);
     if (gl_run_load_fw_stats(r, err, errsz)) {
@@ -948,6 +1016,10 @@ void gl_run_free(struct gl_run *r)
     if (r->growth) {
         gl_growth_in_free(r->growth);
         free(r->growth);
+    }
+    if (r->pool_replays) {
+        gl_pools_in_free_all(r->pool_replays);
+        free(r->pool_replays);
     }
     gl_retention_free(r);
     gl_run_free_folded(r);

@@ -167,6 +167,14 @@ enum {
      * load finishes them, the load is a full one (growth NULL). For
      * `leaks --steps`. */
     GL_LOAD_GROWTH = 1u << 5,
+    /* with GL_LOAD_LIVE_ONLY: each stream-ordered pool replayed during the
+     * scan for its holes (model_pool_sweep.h; gl_run.pool_replays) instead of
+     * keeping its allocations' records; the records of reserved ranges,
+     * mappings, heaps and regions kept whole, and of the CUDA allocation
+     * each heap was registered in. Where the scan cannot replay the pools
+     * as a full load would (repeated seqs, rows past the last one kept),
+     * the load is a full one (pool_replays NULL). For `holes`. */
+    GL_LOAD_HOLES = 1u << 6,
 };
 /* An event look-up: the time of event #arg (GL_LOOKUP_EVENT), or the last
  * event stamped at or before arg ns after the run's first event, and its
@@ -257,6 +265,7 @@ struct gl_run {
     struct gl_map_dev *map_devs; /* GL_LOAD_MAP_DEVICES: each mapping's device + 1 */
     size_t nmap_devs;
     struct gl_growth_in *growth; /* GL_LOAD_GROWTH (model_growth.h), NULL in a full load */
+    struct gl_pools_in *pool_replays; /* GL_LOAD_HOLES (model_pool_sweep.h), NULL in a full load */
 };
 
 struct gl_meta {

@@ -49,7 +49,7 @@ static const char *const verbs[][8] = {
     {"leaks", "--steps", "--lifetime-ms", "1", NULL},
     {"leaks", "--steps=3", "--format", "json", NULL}, /* gathered during the scan (model_growth.h) */
     {"leaks", "--format", "json", NULL},
-    {"holes", "--format", "json", "--series", NULL},
+    {"holes", "--format", "json", "--series", NULL}, /* pools replayed during the scan (model_pool_sweep.h) */
     {"export", "--format", "perfetto", NULL},
     {"export", "--format", "csv", NULL},
     {"export", "--format", "folded", "--what", "allocs", NULL},
