@@ -63,9 +63,9 @@ static int series_of(const struct gl_pool_sweep *p, const struct gl_ival *region
                      struct gl_pool_holes *ph)
 {
     ph->series = calloc(GL_POOL_POINTS, sizeof *ph->series);
-    if (!ph->series || p->oom || p->nsnap != GL_POOL_POINTS)
+    if (!ph->series || p->oom || p->next != GL_POOL_POINTS)
         return -1;
-    for (size_t s = 0; s < p->nsnap; s++) {
+    for (size_t s = 0; s < p->next; s++) {
         struct gl_hole_stat st;
         measure(regions, nr, p->snap[s].live, p->snap[s].n, &st);
         st.seq = p->snap[s].seq;

@@ -95,7 +95,6 @@ static int take(struct gl_pool_sweep *p)
     memcpy(s->live, p->scratch, m * sizeof *s->live);
     s->n = m;
     p->next++;
-    p->nsnap = p->next;
     return 0;
 }
 
@@ -192,7 +191,7 @@ void gl_pool_sweep_free_all(struct gl_pool_sweep *p)
     gl_u64map_free(&p->uniq);
     free(p->scratch);
     free(p->regions);
-    for (size_t k = 0; k < p->nsnap; k++)
+    for (size_t k = 0; k < p->next; k++)
         free(p->snap[k].live);
     memset(p, 0, sizeof *p);
 }

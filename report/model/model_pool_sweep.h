@@ -41,13 +41,12 @@ struct gl_pool_sweep {
     int derive_regions; /* regions from what it hands out (a pool), else given by the caller (a reservation) */
     int started;
     int64_t first, end, ts;
-    size_t next;            /* the moment still to take */
+    size_t next;            /* the moment still to take: snap[0..next) are taken */
     struct gl_u64map set;   /* live: address -> end */
     struct gl_u64map uniq;  /* address -> highest end handed out there (folded into regions as it grows) */
     struct gl_ival *regions, *scratch;
     size_t nregions, scratch_cap;
     struct gl_pool_snap snap[GL_POOL_POINTS];
-    size_t nsnap;
     int oom;
 };
 

@@ -116,35 +116,18 @@ static void test_golden_databases_agree(void **state)
     assert_true(compared_groups > 50);
 }
 
-/* A copy of golden database `name` changed by `sql`, at out. */
-static void changed_copy(const char *name, const char *sql, char *out, size_t sz)
-{
-    const char *root = getenv("GL_SOURCE_ROOT");
-    char src[2048], cmd[4096];
-    snprintf(src, sizeof src, "%s/tests/golden/db/%s", root, name);
-    snprintf(out, sz, "/tmp/gl-growth-%d-%s", (int)getpid(), name);
-    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", src, out);
-    assert_int_equal(system(cmd), 0);
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(out, &db), SQLITE_OK);
-    char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-        fail_msg("%s: %s", sql, msg);
-    sqlite3_close(db);
-}
-
 /* A tag naming a block after its free changes that block's category in a
  * full load; the records given up cannot show it: a full load instead. */
 static void test_tag_after_free_loads_in_full(void **state)
 {
     (void)state;
     char path[4096];
-    changed_copy("torch-train.db",
-                 "INSERT INTO event_log(seq, ts_ns, tid, op, api, kind, device, size, ref_seq, aux)"
-                 " SELECT (SELECT max(seq) FROM event_log) + 1, (SELECT max(ts_ns) FROM event_log), 1000, 19,"
-                 " 62, 0, device, size, seq, 1 FROM event_log WHERE op = 1 AND kind = 11 AND seq IN"
-                 " (SELECT ref_seq FROM event_log WHERE op = 2) ORDER BY seq LIMIT 1",
-                 path, sizeof path);
+    gl_golden_changed_copy("growth", "torch-train.db",
+                           "INSERT INTO event_log(seq, ts_ns, tid, op, api, kind, device, size, ref_seq, aux)"
+                           " SELECT (SELECT max(seq) FROM event_log) + 1, (SELECT max(ts_ns) FROM event_log), 1000, 19,"
+                           " 62, 0, device, size, seq, 1 FROM event_log WHERE op = 1 AND kind = 11 AND seq IN"
+                           " (SELECT ref_seq FROM event_log WHERE op = 2) ORDER BY seq LIMIT 1",
+                           path, sizeof path);
     assert_int_equal(compare(path), 0);
     unlink(path);
 }
@@ -156,7 +139,7 @@ static void test_marks_without_annotations_load_in_full(void **state)
 {
     (void)state;
     char path[4096];
-    changed_copy("marks.db", "DELETE FROM annotations", path, sizeof path);
+    gl_golden_changed_copy("growth", "marks.db", "DELETE FROM annotations", path, sizeof path);
     assert_int_equal(compare(path), 0);
     unlink(path);
 }

@@ -132,33 +132,16 @@ static void test_golden_databases_agree(void **state)
     assert_true(compared_heaps >= 2);
 }
 
-/* A copy of golden database `name` changed by `sql`, at out. */
-static void changed_copy(const char *name, const char *sql, char *out, size_t sz)
-{
-    const char *root = getenv("GL_SOURCE_ROOT");
-    char src[2048], cmd[8192];
-    snprintf(src, sizeof src, "%s/tests/golden/db/%s", root, name);
-    snprintf(out, sz, "/tmp/gl-holes-%d-%s", (int)getpid(), name);
-    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", src, out);
-    assert_int_equal(system(cmd), 0);
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(out, &db), SQLITE_OK);
-    char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-        fail_msg("%s: %s", sql, msg);
-    sqlite3_close(db);
-}
-
 /* A last row the load skips (a free of nothing): the replays' end, the
  * recording's last row, is not the last row kept: a full load instead. */
 static void test_last_row_skipped_loads_in_full(void **state)
 {
     (void)state;
     char path[4096];
-    changed_copy("pool.db",
-                 "INSERT INTO event_log(seq, ts_ns, tid, op, api, kind, device, size, addr, ref_seq)"
-                 " SELECT max(seq) + 1, max(ts_ns), 1, 2, 4, 0, 0, 0, 16, max(seq) + 1000 FROM event_log",
-                 path, sizeof path);
+    gl_golden_changed_copy("holes", "pool.db",
+                           "INSERT INTO event_log(seq, ts_ns, tid, op, api, kind, device, size, addr, ref_seq)"
+                           " SELECT max(seq) + 1, max(ts_ns), 1, 2, 4, 0, 0, 0, 16, max(seq) + 1000 FROM event_log",
+                           path, sizeof path);
     assert_int_equal(compare(path), 0);
     unlink(path);
 }
@@ -194,7 +177,7 @@ static void test_regions_fold_as_one_merge(void **state)
     assert_true(n > 1000 && n < N); /* some merged, many apart */
     assert_int_equal(p.nregions, n);
     assert_memory_equal(p.regions, all, n * sizeof *all);
-    assert_int_equal(p.nsnap, GL_POOL_POINTS);
+    assert_int_equal(p.next, GL_POOL_POINTS);
     assert_int_equal(p.snap[GL_HOLE_SAMPLES].seq, 2 * N);
     assert_int_equal(p.snap[GL_HOLE_SAMPLES].ts_ns, N - 1);
     size_t nl = 0;
