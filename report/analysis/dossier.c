@@ -5,10 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model_moments.h"
 #include "u64map.h"
 
 /* Which Python version the run saw, and how many allocations carry Python
- * frames (the others come from threads not running Python). */
+ * frames (the others come from threads not running Python): counted here,
+ * or by stack as a live-only load made them (model_moments.h). */
 static void python_share(struct gl_dossier *d, struct gl_run *run)
 {
     if (gl_run_meta(run, "python_version", d->python_version, sizeof d->python_version))
@@ -17,7 +19,11 @@ static void python_share(struct gl_dossier *d, struct gl_run *run)
     gl_u64map_init(&with_py);
     gl_run_python_stacks(run, &with_py);
     uint64_t one;
-    for (size_t i = 0; i < run->nallocs; i++)
+    const struct gl_u64map *made = run->moments ? &run->moments->stack_allocs : NULL;
+    for (size_t i = 0; made && i < made->cap; i++)
+        if (made->keys[i] && made->keys[i] != UINT64_MAX && gl_u64map_get(&with_py, made->keys[i], &one))
+            d->python_allocs += made->vals[i];
+    for (size_t i = 0; !made && i < run->nallocs; i++)
         if (run->allocs[i].stack_id > 0 && gl_u64map_get(&with_py, (uint64_t)run->allocs[i].stack_id, &one))
             d->python_allocs++;
     gl_u64map_free(&with_py);

@@ -28,11 +28,17 @@ static void reset(void)
     at_when = NULL;
 }
 
-/* The event of the --at moment, for the load to read. */
+/* The event of the --at moment, for the load to read; without one, the
+ * text and JSON report read a live-only load: the records live at the
+ * moments its ledgers are taken, the pools replayed for their holes, the
+ * growth gathered by stack (model.h, GL_LOAD_MOMENTS), so that its memory
+ * is the live set's, not the run's. */
 static int check(struct gl_cli *cli)
 {
     if (at_when)
         (void)gl_moment_lookup(at_when, &cli->load); /* the first: never full */
+    else if (!gl_cli_format(cli, "html"))
+        cli->load.parts |= GL_LOAD_LIVE_ONLY | GL_LOAD_MOMENTS | GL_LOAD_HOLES;
     return 0;
 }
 

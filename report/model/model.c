@@ -16,6 +16,7 @@
 #include "model_growth.h"
 #include "model_pool_sweep.h"
 #include "model_heaps.h"
+#include "model_moments.h"
 #include "model_vmm.h"
 #include "model_retention.h"
 #include "model_rows.h"
@@ -301,6 +302,9 @@ struct scan {
      * kind, and the CUDA allocations heaps were registered in, by seq) */
     struct gl_pools_in *pools;
     struct gl_u64map pinned;
+    /* GL_LOAD_MOMENTS: the records kept for the report's moments, its
+     * peaks (model_moments.h) */
+    struct gl_moments *moments;
 };
 
 /* The columns every row is checked by. */
@@ -347,10 +351,11 @@ static int scan_open(struct scan *s, struct gl_run *r, int live_only, char *err,
         r->free_order = malloc(4096 * sizeof *r->free_order);
     s->grow = live_only ? r->growth : NULL;
     s->pools = live_only ? r->pool_replays : NULL;
+    s->moments = live_only ? r->moments : NULL;
     if (s->pools)
         s->pools->end = maxseq; /* the last row: kept, as gl_run_load_with checks after the scan */
     gl_u64map_init(&s->pinned);
-    if (s->grow && gl_seglink_init(&s->link)) {
+    if ((s->grow || s->moments) && gl_seglink_init(&s->link)) {
         snprintf(err, errsz, "%s: out of memory while loading", r->path);
         return -1;
     }
@@ -364,10 +369,12 @@ static void scan_close(struct scan *s)
     free(s->index.dense);
     free(s->index.freed);
     free(s->slots);
-    if (s->grow) {
+    if (s->grow)
         s->grow->inexact |= s->link.inexact;
+    if (s->moments)
+        s->moments->inexact |= s->link.inexact;
+    if (s->grow || s->moments)
         gl_seglink_free(&s->link);
-    }
     gl_u64map_free(&s->index.map);
     gl_u64map_free(&s->last_ts.map);
 }
@@ -534,7 +541,9 @@ static int load_alloc(struct scan *s, const struct row *w, enum gl_skip *why)
         s->block_dev_seen[a->device + 1] = 1;
         s->block_devs[s->nblock_devs++] = a->device;
     }
-    if (s->grow && gl_seglink_alloc(&s->link, r, pos))
+    if ((s->grow || s->moments) && gl_seglink_alloc(&s->link, r, pos))
+        return -1;
+    if (s->moments && gl_moments_alloc(s->moments, a))
         return -1;
     if (s->pools && pools_alloc(s, a))
         return -1;
@@ -555,30 +564,74 @@ static struct gl_alloc *referred(struct scan *s, const struct row *w, int64_t *r
     return pos >= 0 ? &s->r->allocs[pos] : NULL;
 }
 
-/* GL_LOAD_GROWTH: the record given up, finished as a full load finishes
- * it, into the growth analysis's groups. 0, or -1 out of memory. */
+/* GL_LOAD_GROWTH, GL_LOAD_MOMENTS: the record given up, finished as a
+ * full load finishes it, offered to the retention paths and into the
+ * growth analysis's groups. 0, or -1 out of memory. */
 static int give_up(struct scan *s, size_t pos)
 {
     struct gl_alloc a = s->r->allocs[pos];
     int blocks = s->block_dev_seen[a.device + 1];
-    if ((a.flags & GL_AF_ALLOCATOR) && !blocks)
+    if ((a.flags & GL_AF_ALLOCATOR) && !blocks && s->grow)
         s->grow->inexact = 1; /* a segment of another device claimed it: whether this one's allocator's is open */
     gl_block_finish(s->r, s->r->annots, &a, blocks);
     gl_retention_offer(s->r, &a);
-    return gl_growth_in_add(s->grow, &a);
+    return s->grow ? gl_growth_in_add(s->grow, &a) : 0;
 }
 
-/* Live-only: allocation pos's record is free for the next one. */
-static int reuse_later(struct scan *s, size_t pos, int64_t seq)
+/* Live-only: allocation pos's record given up, free for the next one. */
+static int let_go(struct scan *s, size_t pos, int64_t seq)
 {
-    if (s->pools && kept_whole(s, &s->r->allocs[pos]))
-        return 0;
-    if (s->grow && give_up(s, pos))
+    s->r->allocs[pos].flags &= (uint8_t)~GL_AF_HELD;
+    if ((s->grow || s->moments) && give_up(s, pos))
         return -1;
     if (gl_grow((void **)&s->slots, &s->slotcap, s->nslots, sizeof *s->slots, 1024))
         return -1;
     s->slots[s->nslots++] = (uint32_t)pos;
     return index_forget(&s->index, seq);
+}
+
+/* GL_LOAD_MOMENTS: the records held for a moment looked at again, those
+ * no longer live at one (a peak passed since) given up. 0, or -1 out of
+ * memory. */
+static int look_again(struct scan *s)
+{
+    struct gl_moments *m = s->moments;
+    size_t k = 0;
+    for (size_t i = 0; i < m->nheld; i++) {
+        uint32_t pos = m->held[i];
+        const struct gl_alloc *a = &s->r->allocs[pos];
+        if (gl_moments_needed(m, s->r, a))
+            m->held[k++] = pos;
+        else if (let_go(s, pos, a->seq))
+            return -1;
+    }
+    m->nheld = k;
+    m->look_at = 2 * k > 1024 ? 2 * k : 1024;
+    return 0;
+}
+
+/* GL_LOAD_MOMENTS: freed record pos kept for a moment. 0, or -1. */
+static int hold(struct scan *s, size_t pos)
+{
+    struct gl_moments *m = s->moments;
+    if (gl_grow((void **)&m->held, &m->heldcap, m->nheld, sizeof *m->held, 1024))
+        return -1;
+    m->held[m->nheld++] = (uint32_t)pos;
+    s->r->allocs[pos].flags |= GL_AF_HELD;
+    return m->nheld >= m->look_at ? look_again(s) : 0;
+}
+
+/* Live-only: allocation pos was freed (and, a block, is reusable): its
+ * record kept (a pool's whole, a moment's) or given up. */
+static int reuse_later(struct scan *s, size_t pos, int64_t seq)
+{
+    if (s->pools && kept_whole(s, &s->r->allocs[pos]))
+        return 0;
+    const struct gl_alloc *a = &s->r->allocs[pos];
+    /* (a block freed by `free`: its completion may follow, model_moments.h) */
+    if (s->moments && (gl_moments_needed(s->moments, s->r, a) || (a->kind == GL_KIND_BLOCK && a->done_seq == a->free_seq)))
+        return hold(s, pos);
+    return let_go(s, pos, seq);
 }
 
 /* No free_order: the sweeps sort the frees instead (model.h). */
@@ -629,6 +682,8 @@ static int load_free(struct scan *s, const struct row *w)
         if (w->op == GL_OP_FREE) /* free and completion in one: reusable at once */
             a->done_seq = w->seq;
     }
+    if (s->moments)
+        gl_moments_free_row(s->moments, a);
     /* (a block freed but not yet reusable is held by the allocator until
      * its completion: kept till then) */
     if (s->live_only && (a->kind != GL_KIND_BLOCK || a->done_seq) && reuse_later(s, (size_t)(a - s->r->allocs), ref))
@@ -648,12 +703,18 @@ static int load_completion_or_tag(struct scan *s, const struct row *w)
      * not read) */
     if (gone && s->grow && w->op == GL_OP_TAG)
         s->grow->inexact = 1;
+    /* a completion of a record given up: a full load would make a block
+     * freed by `free` wait for it (model_moments.h) */
+    if (gone && s->moments && w->op == GL_OP_FREE_COMPLETED)
+        s->moments->inexact = 1;
     /* (a free_completed after a block's `free`: a database written before
      * the two were one event) */
     if (a && w->op == GL_OP_FREE_COMPLETED && a->kind == GL_KIND_BLOCK && a->free_seq &&
         (!a->done_seq || a->done_seq == a->free_seq)) {
         int held = !a->done_seq; /* live-only: kept until now (load_free) */
         a->done_seq = w->seq;
+        if (s->moments)
+            gl_moments_done(s->moments, a, !held);
         if (s->live_only && held)
             return reuse_later(s, (size_t)(a - s->r->allocs), ref);
     } else if (a && w->op == GL_OP_TAG) {
@@ -729,17 +790,21 @@ static int cmp_alloc_seq(const void *a, const void *b)
 }
 
 /* After a live-only scan: the records still live (and blocks waiting for
- * their completion), in seq order; the devices
- * of blocks and segments made where gl_run_link_blocks makes them, with its
- * flags (a full load's order of devices). */
+ * their completion, and those held for a moment at the peaks found), in
+ * seq order; the devices of blocks and segments made where
+ * gl_run_link_blocks makes them, with its flags (a full load's order of
+ * devices). */
 static void live_only_finish(struct scan *s)
 {
     struct gl_run *r = s->r;
     size_t k = 0;
     for (size_t i = 0; i < r->nallocs; i++) { /* what reuse_later did not give up */
         const struct gl_alloc *a = &r->allocs[i];
-        if (!a->free_seq || (a->kind == GL_KIND_BLOCK && !a->done_seq) || (s->pools && kept_whole(s, a)))
-            r->allocs[k++] = *a;
+        if (!a->free_seq || (a->kind == GL_KIND_BLOCK && !a->done_seq) || (s->pools && kept_whole(s, a)) ||
+            (a->flags & GL_AF_HELD)) {
+            r->allocs[k] = *a;
+            r->allocs[k++].flags &= (uint8_t)~GL_AF_HELD;
+        }
     }
     r->nallocs = k;
     if (k)
@@ -770,6 +835,8 @@ static int load_events(struct gl_run *r, int live_only, char *err, size_t errsz)
                 s.grow->inexact = 1;
             if (s.pools) /* (a full load's sweeps order the frees of one seq) */
                 s.pools->inexact = 1;
+            if (s.moments)
+                s.moments->inexact = 1;
         }
         s.prev_seq = w.seq;
         why = row_check(&s, &w);
@@ -780,6 +847,9 @@ static int load_events(struct gl_run *r, int live_only, char *err, size_t errsz)
         else if (count_row(&s, &w))
             goto oom;
     }
+    /* the records held for a moment, against the peaks found */
+    if (rc == SQLITE_DONE && s.moments && look_again(&s))
+        goto oom;
     scan_close(&s);
     if (rc != SQLITE_DONE) {
         gl_u64map_free(&s.pinned);
@@ -864,13 +934,15 @@ oom:
     return -1;
 }
 
-/* GL_LOAD_GROWTH, before the scan: the annotations and the steps they
- * end (the scan finishes each record it gives up with them), and where
- * the records go. 0; 1 when a full load is needed (a framework's
+/* GL_LOAD_GROWTH, GL_LOAD_MOMENTS, before the scan: the annotations and
+ * the steps they end (the scan finishes each record it gives up with
+ * them), the retention paths, and where the records go (the growth
+ * analysis's groups: asked, or the report's trend, which reads them where
+ * there are steps). 0; 1 when a full load is needed (a framework's
  * statistics, which flag records after the scan, model_fwstats.h; or the
  * annotations cannot be read, which the full load says in its own order);
  * -1 with err. */
-static int growth_open(struct gl_run *r, char *err, size_t errsz)
+static int growth_open(struct gl_run *r, int growth, int moments, char *err, size_t errsz)
 {
     if (gl_run_read_annots(r, err, errsz) || gl_retention_read_early(r, err, errsz)) { /* said by the full load, in its order */
         err[0] = 0;
@@ -879,12 +951,32 @@ static int growth_open(struct gl_run *r, char *err, size_t errsz)
     for (size_t i = 0; i < r->annots->n; i++)
         if (r->annots->v[i].op == GL_OP_MARK && gl_is_fw_stats_label(r->annots->v[i].label))
             return 1;
-    if (!(r->growth = calloc(1, sizeof *r->growth)) || gl_run_set_steps(r, r->annots) ||
-        gl_growth_in_init(r->growth, r->steps, r->nsteps)) {
-        snprintf(err, errsz, "%s: out of memory while loading", r->path);
-        return -1;
+    if (gl_run_set_steps(r, r->annots))
+        goto oom;
+    if (moments) {
+        if (!(r->moments = malloc(sizeof *r->moments)))
+            goto oom;
+        gl_moments_init(r->moments, r->nsteps ? r->steps[r->nsteps - 1] : 0,
+                        gl_db_int(r->db, "SELECT count(*) FROM meta WHERE key = 'python_version'", 0) > 0);
+        growth |= r->nsteps >= 2;
     }
+    if (growth && (!(r->growth = calloc(1, sizeof *r->growth)) || gl_growth_in_init(r->growth, r->steps, r->nsteps)))
+        goto oom;
     return 0;
+oom:
+    snprintf(err, errsz, "%s: out of memory while loading", r->path);
+    return -1;
+}
+
+/* GL_LOAD_MOMENTS, after the scan and the links: each device's peaks of
+ * blocks, and whether the load matched a full one (the steps it kept
+ * records for are the run's; the growth the trend reads was gathered). */
+static void moments_close(struct gl_run *r)
+{
+    struct gl_moments *m = r->moments;
+    gl_moments_finish(m, r);
+    if ((r->nsteps ? r->steps[r->nsteps - 1] : 0) != m->last_step_end || (r->nsteps >= 2 && !r->growth))
+        m->inexact = 1;
 }
 
 /* After the scan and the links: the steps as the scan applied them (a
@@ -911,7 +1003,7 @@ static struct gl_run *load_full_instead(struct gl_run *r, const struct gl_load *
 {
     char path[PATH_MAX];
     struct gl_load full = what ? *what : (struct gl_load){0};
-    full.parts &= ~(unsigned)(GL_LOAD_LIVE_ONLY | GL_LOAD_GROWTH | GL_LOAD_HOLES);
+    full.parts &= ~(unsigned)(GL_LOAD_LIVE_ONLY | GL_LOAD_GROWTH | GL_LOAD_HOLES | GL_LOAD_MOMENTS);
     snprintf(path, sizeof path, "%s", r->path);
     gl_run_free(r);
     return gl_run_load_with(path, &full, err, errsz);
@@ -934,6 +1026,7 @@ struct gl_run *gl_run_load_with(const char *path, const struct gl_load *what, ch
     int live_only = what && (what->parts & GL_LOAD_LIVE_ONLY);
     int growth = live_only && (what->parts & GL_LOAD_GROWTH);
     int holes = live_only && (what->parts & GL_LOAD_HOLES);
+    int moments = live_only && (what->parts & GL_LOAD_MOMENTS);
     if (holes && !(r->pool_replays = calloc(1, sizeof *r->pool_replays))) {
         snprintf(err, errsz, "%s: out of memory", path);
         free(r);
@@ -943,7 +1036,9 @@ struct gl_run *gl_run_load_with(const char *path, const struct gl_load *what, ch
         gl_pools_in_init(r->pool_replays, 0);
     r->no_stacks = what && (what->parts & GL_LOAD_NO_STACKS);
     r->db = gl_db_open_read(path, err, errsz);
-    int open_rc = !r->db || load_run_row(r, err, errsz) ? -1 : growth ? growth_open(r, err, errsz) : 0;
+    int open_rc = !r->db || load_run_row(r, err, errsz) ? -1
+                  : growth || moments                   ? growth_open(r, growth, moments, err, errsz)
+                                                        : 0;
     if (open_rc > 0)
         return load_full_instead(r, what, err, errsz);
     if (open_rc < 0 || load_events(r, live_only, err, errsz)) {
@@ -967,11 +1062,13 @@ struct gl_run *gl_run_load_with(const char *path, const struct gl_load *what, ch
         gl_run_free(r);
         return NULL;
     }
-    if (gl_run_link_blocks(r, err, errsz) || (growth && growth_close(r, err, errsz))) {
+    if (gl_run_link_blocks(r, err, errsz) || (r->growth && growth_close(r, err, errsz))) {
         gl_run_free(r);
         return NULL;
     }
-    if (growth && r->growth->inexact) /* what was given up is needed */
+    if (r->moments)
+        moments_close(r);
+    if ((r->growth && r->growth->inexact) || (r->moments && r->moments->inexact)) /* what was given up is needed */
         return load_full_instead(r, what, err, errsz);
     if (gl_run_load_tables(r, err, errsz) || gl_run_load_folded(r, err, errsz) || gl_retention_load(r, err, errsz) ||
         load_asked(r, what, err, errsz)) {
@@ -1020,6 +1117,10 @@ void gl_run_free(struct gl_run *r)
     if (r->pool_replays) {
         gl_pools_in_free_all(r->pool_replays);
         free(r->pool_replays);
+    }
+    if (r->moments) {
+        gl_moments_free(r->moments);
+        free(r->moments);
     }
     gl_retention_free(r);
     gl_run_free_folded(r);

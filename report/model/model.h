@@ -47,6 +47,7 @@ _Static_assert(sizeof(struct gl_alloc) == 112, "struct gl_alloc grew");
 #define GL_AF_ALLOCATOR 0x2u /* CUDA memory of PyTorch's caching allocator (its segments) */
 #define GL_AF_TAGGED 0x4u    /* cat comes from an identity tag */
 #define GL_AF_CLOSURE 0x8u   /* made inside the closure of an optimizer's step(closure) */
+#define GL_AF_HELD 0x10u     /* the load's own, while it scans: a freed record kept for a moment (model_moments.h) */
 
 /* gl_alloc.cat: an identity tag's category (GL_TAG_*, below 16), or one
  * decided by lifetime (a block untagged) */
@@ -175,6 +176,15 @@ enum {
      * as a full load would (repeated seqs, rows past the last one kept),
      * the load is a full one (pool_replays NULL). For `holes`. */
     GL_LOAD_HOLES = 1u << 6,
+    /* with GL_LOAD_LIVE_ONLY: also the records live (or freed but not yet
+     * reusable) at each device's peak and tensor peak, at each failed
+     * call and at the last step's end — the moments the report's ledgers
+     * are taken at — and each device's tensor and requested peaks, the
+     * allocations each stack made (model_moments.h; gl_run.moments); the
+     * growth analysis's groups gathered as for GL_LOAD_GROWTH where the
+     * run has steps (the report's trend). Where the scan cannot match a
+     * full load, the load is a full one (moments NULL). For `report`. */
+    GL_LOAD_MOMENTS = 1u << 7,
 };
 /* An event look-up: the time of event #arg (GL_LOOKUP_EVENT), or the last
  * event stamped at or before arg ns after the run's first event, and its
@@ -266,6 +276,7 @@ struct gl_run {
     size_t nmap_devs;
     struct gl_growth_in *growth; /* GL_LOAD_GROWTH (model_growth.h), NULL in a full load */
     struct gl_pools_in *pool_replays; /* GL_LOAD_HOLES (model_pool_sweep.h), NULL in a full load */
+    struct gl_moments *moments; /* GL_LOAD_MOMENTS (model_moments.h), NULL in a full load */
 };
 
 struct gl_meta {

@@ -229,6 +229,18 @@ static int cmp_delta(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* Each device's reserved peak: the recorder's replay of the allocator
+ * (block_stats). */
+static void reserved_peaks(struct gl_run *r)
+{
+    for (int k = 0; k < r->ndevs; k++) {
+        char sql[96];
+        snprintf(sql, sizeof sql, "SELECT reserved_peak FROM block_stats WHERE device = %d", r->devs[k].device);
+        int64_t v = r->devs[k].blocks ? gl_db_int(r->db, sql, 0) : 0;
+        r->devs[k].reserved_peak = v > 0 ? (uint64_t)v : 0;
+    }
+}
+
 /* Each device's tensor peak (block bytes of live tensors: ALLOC to
  * FREE_REQUESTED, the first time the highest) and requested peak (ALLOC to
  * FREE_COMPLETED), replayed from the block rows. */
@@ -270,13 +282,6 @@ static int tensor_peaks(struct gl_run *r)
         }
     }
     free(d);
-    /* the reserved peak: the recorder's replay of the allocator (block_stats) */
-    for (int k = 0; k < r->ndevs; k++) {
-        char sql[96];
-        snprintf(sql, sizeof sql, "SELECT reserved_peak FROM block_stats WHERE device = %d", r->devs[k].device);
-        int64_t v = r->devs[k].blocks ? gl_db_int(r->db, sql, 0) : 0;
-        r->devs[k].reserved_peak = v > 0 ? (uint64_t)v : 0;
-    }
     /* the time of each tensor peak */
     for (size_t i = 0; i < r->nallocs; i++) {
         const struct gl_alloc *a = &r->allocs[i];
@@ -319,6 +324,8 @@ int gl_run_link_blocks(struct gl_run *r, char *err, size_t errsz)
     }
     if (!rc && r->has_blocks && !r->live_only) /* a replay of every block's life */
         rc = tensor_peaks(r);
+    if (!rc && r->has_blocks && (!r->live_only || r->moments)) /* (a live-only scan replayed them: model_moments.h) */
+        reserved_peaks(r);
     if (rc)
         snprintf(err, errsz, "%s: out of memory while loading", r->path);
     return rc;

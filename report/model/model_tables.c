@@ -12,6 +12,7 @@
 
 #include "frames.h"
 #include "model.h"
+#include "model_moments.h"
 #include "model_growth.h"
 #include "model_heaps.h"
 #include "model_usage.h"
@@ -380,6 +381,10 @@ int gl_run_load_live_stacks(struct gl_run *r)
         rc = want_stack(&want, r->heaps->regions[i].stack_id);
     for (size_t i = 0; !rc && r->growth && i < r->growth->n; i++)
         rc = want_stack(&want, r->growth->v[i].sample.stack_id);
+    const struct gl_u64map *made = r->moments ? &r->moments->stack_allocs : NULL; /* the Python share's */
+    for (size_t i = 0; !rc && made && i < made->cap; i++)
+        if (made->keys[i] && made->keys[i] != UINT64_MAX)
+            rc = want_stack(&want, (int64_t)made->keys[i]);
     /* a look-up per stack and frame costs several rows of a scan: past a
      * quarter of the stacks, every stack is read */
     if (!rc)

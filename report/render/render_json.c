@@ -303,7 +303,7 @@ void gl_render_json_process(struct gl_json *j, struct gl_dossier *d, int top)
     if (d->python_version[0]) {
         gl_jw_obj(j, "python");
         gl_jw_str(j, "version", d->python_version);
-        gl_jw_u64(j, "allocations", r->nallocs);
+        gl_jw_u64(j, "allocations", r->allocs_made);
         gl_jw_u64(j, "allocations_with_python_frames", d->python_allocs);
         gl_jw_end(j);
     }

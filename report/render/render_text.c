@@ -260,7 +260,7 @@ static void one(FILE *f, struct gl_dossier *ds, int top)
         fprintf(f,
                 ": %zu of %zu allocation%s carr%s Python frames (the others were made on threads not "
                 "running Python, e.g. PyTorch's autograd engine)\n",
-                ds->python_allocs, r->nallocs, gl_s(r->nallocs), ds->python_allocs == 1 ? "ies" : "y");
+                ds->python_allocs, r->allocs_made, gl_s(r->allocs_made), ds->python_allocs == 1 ? "ies" : "y");
     }
     fputs("  calls:", f);
     for (int a = 1; a < GL_API_COUNT; a++)
