@@ -69,6 +69,19 @@ static void reset(void)
     pack = 0;
 }
 
+/* The formats that show every event or allocation, where a bounded
+ * recording's folded pairs are missing; the peak's live set and what was
+ * never freed (folded and csv `--what peak|leaks`, speedscope) are a full
+ * recording's. */
+static int shows_every_event(struct gl_cli *cli)
+{
+    if (gl_cli_format(cli, "perfetto") || gl_cli_format(cli, "memory_viz"))
+        return 1;
+    if (gl_cli_format(cli, "folded"))
+        return what && !strcmp(what, "allocs");
+    return gl_cli_format(cli, "csv") && (!what || !strcmp(what, "allocs"));
+}
+
 static int check(struct gl_cli *cli)
 {
     if (what && strcmp(what, "peak") && strcmp(what, "leaks") && strcmp(what, "allocs"))
@@ -90,6 +103,8 @@ static int check(struct gl_cli *cli)
         cli->load.parts |= GL_LOAD_BLOCK_FACTS | GL_LOAD_MAP_DEVICES;
     else if (gl_cli_format(cli, "perfetto"))
         cli->load.parts |= GL_LOAD_BLOCK_FACTS;
+    else if (!shows_every_event(cli)) /* the peaks' live sets, what was never freed (model.h) */
+        cli->load.parts |= GL_LOAD_LIVE_ONLY | GL_LOAD_MOMENTS;
     return 0;
 }
 
@@ -163,19 +178,6 @@ static int perfetto(FILE *out, struct gl_run *r, const struct gl_rules *rules)
     int rc = gl_perfetto_view(&v, r, rules, (size_t)buckets) || gl_export_perfetto(out, &v) ? -1 : 0;
     gl_perfetto_view_free(&v);
     return rc;
-}
-
-/* The formats that show every event or allocation, where a bounded
- * recording's folded pairs are missing; the peak's live set and what was
- * never freed (folded and csv `--what peak|leaks`, speedscope) are a full
- * recording's. */
-static int shows_every_event(struct gl_cli *cli)
-{
-    if (gl_cli_format(cli, "perfetto") || gl_cli_format(cli, "memory_viz"))
-        return 1;
-    if (gl_cli_format(cli, "folded"))
-        return what && !strcmp(what, "allocs");
-    return gl_cli_format(cli, "csv") && (!what || !strcmp(what, "allocs"));
 }
 
 static void progress(int64_t done, int64_t total, void *arg)
